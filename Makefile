@@ -1,0 +1,25 @@
+# Set-up and checks. `make test` is the test command CI runs (.ci/run calls it).
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+export OMP_NUM_THREADS ?= 1
+export HF_HUB_OFFLINE ?= 1
+
+.PHONY: test lint venv
+
+venv: $(VENV)/.installed
+
+# torch first: the pinned CPU wheel, so that the `hf` extra does not pull a multi-GB CUDA build.
+$(VENV)/.installed: pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q torch==2.13.0 || $(BIN)/python -m pip install -q 'torch>=2.1,<2.14'
+	$(BIN)/python -m pip install -q -e '.[hf,test]'
+	touch $@
+
+test: venv
+	$(BIN)/python -m pytest -q
+
+lint: venv
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks

@@ -1,0 +1,156 @@
+"""`rubric convert`: bring runs, qrels, collections, RAG answers and topics into the workbench."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from rubric.cli.common import info, phase_app
+
+app = phase_app("Convert runs, qrels, collections, RAG answers and topics into workbench files.")
+
+
+@app.command("runs")
+def runs_command(
+    runs_args: list[Path] = typer.Argument(
+        None, help="Run files (TREC format, plain or .gz) or directories of runs."
+    ),
+    queries: Path = typer.Option(..., "--queries", "-q", help="Queries: JSON {qid: text}, TSV or JSONL."),
+    collection: list[Path] = typer.Option(
+        ..., "--collection", "-C", help="Passage texts: TSV docid<TAB>text or JSONL (repeatable)."
+    ),
+    runs: list[Path] = typer.Option(
+        None, "--runs", "-r", help="Run files or directories (repeatable; also accepted as arguments)."
+    ),
+    qrels: Path | None = typer.Option(
+        None, "--qrels", help="Judgments: every judged passage is pooled with its relevance."
+    ),
+    top_k: int = typer.Option(20, "--top-k", "-k", min=0, help="Pool depth per run and query."),
+    name_from: str = typer.Option(
+        "tag", "--name-from", help="Run name: 'tag' (column 6) or 'file' (file name without input./.gz)."
+    ),
+    allow_missing: bool = typer.Option(
+        False, "--allow-missing", help="Leave out pooled passages without text instead of failing."
+    ),
+    output: Path = typer.Option(..., "--output", "-o", help="Passages file to write (.jsonl.gz)."),
+) -> None:
+    """Pool the top-k of every run plus every judged passage into a passages file.
+
+    Queries not in the queries file are ignored. Ranks follow trec_eval (score descending as
+    32-bit floats, ties by docid descending), not the run's rank column.
+
+    Example: rubric convert runs --queries topics.tsv --collection collection.tsv
+    --qrels qrels.txt --top-k 20 runs/ -o passages.jsonl.gz
+    """
+    from rubric.convert.pool import build_pool
+    from rubric.data.jsonl import write_passages
+    from rubric.data.queries import read_queries
+    from rubric.data.trec import expand_paths, read_qrels
+    from rubric.errors import UserError
+
+    if name_from not in ("tag", "file"):
+        raise UserError(f"--name-from: expected 'tag' or 'file', got {name_from!r}")
+    run_paths = expand_paths([*(runs or []), *(runs_args or [])])
+    if not run_paths and qrels is None:
+        raise UserError("give at least one run (--runs or arguments) or --qrels")
+    qs = read_queries(queries)
+    judged = read_qrels(qrels) if qrels else None
+    pool, report = build_pool(
+        qs, run_paths, collection, judged, top_k=top_k, name_from=name_from, allow_missing=allow_missing
+    )
+    write_passages(output, pool)
+    if report.missing_text:
+        first = ", ".join(d for _, d in report.missing_text[:5])
+        info(f"left out {len(report.missing_text)} pooled passages without text (first: {first})")
+    if report.run_queries_without_text:
+        info(f"ignored {len(report.run_queries_without_text)} queries of the runs that are not in {queries}")
+    info(
+        f"wrote {output}: {report.queries} queries, {report.passages} passages "
+        f"({report.judged} judged) from {len(report.runs)} runs"
+    )
+
+
+@app.command("rag")
+def rag_command(
+    answers: list[Path] = typer.Option(
+        ..., "--answers", "-a", help="TREC RAG 2024/2025 answer files (JSONL; repeatable)."
+    ),
+    extra_answers: list[Path] = typer.Argument(None, help="More answer files."),
+    segment: str = typer.Option(
+        "sentence", "--segment", help="'sentence' (one passage per answer sentence) or 'words:N'."
+    ),
+    queries_out: Path | None = typer.Option(
+        None, "--queries-out", help="Also write the topics {qid: text} as queries JSON."
+    ),
+    output: Path = typer.Option(..., "--output", "-o", help="Passages file to write (.jsonl.gz)."),
+) -> None:
+    """Turn RAG answers into passages: the run id is the ranking method, order is the rank.
+
+    Example: rubric convert rag --answers run1.jsonl --answers run2.jsonl --segment words:400
+    -o rag-passages.jsonl.gz --queries-out topics.json
+    """
+    from rubric.convert.rag import answers_to_passages, parse_segment, read_answers
+    from rubric.data.jsonl import write_passages
+    from rubric.data.queries import write_queries
+
+    max_words = parse_segment(segment)
+    records = [a for path in [*answers, *(extra_answers or [])] for a in read_answers(path)]
+    pool, topics = answers_to_passages(records, max_words)
+    write_passages(output, pool)
+    if queries_out:
+        write_queries(queries_out, topics)
+    runs = {a.run_id for a in records}
+    n = sum(len(q.paragraphs) for q in pool)
+    info(f"wrote {output}: {len(pool)} topics, {n} passages from {len(runs)} runs")
+
+
+@app.command("queries")
+def queries_command(
+    source: Path = typer.Argument(..., help="Queries: JSON {qid: text}, TREC topics TSV, or JSONL."),
+    output: Path = typer.Option(..., "--output", "-o", help="File to write."),
+    fmt: str = typer.Option("json", "--format", "-f", help="Output format: json, tsv or jsonl."),
+) -> None:
+    """Convert queries between JSON {qid: text}, TSV (qid<TAB>text) and JSONL {qid, query}.
+
+    Example: rubric convert queries topics.dl19-passage.txt -o dl19-queries.json
+    """
+    from rubric.data.queries import read_queries, write_queries
+
+    qs = read_queries(source)
+    write_queries(output, qs, fmt)
+    info(f"wrote {output}: {len(qs)} queries")
+
+
+@app.command("check")
+def check_command(
+    files: list[Path] = typer.Argument(..., help="Passages files or test banks (.jsonl or .jsonl.gz)."),
+) -> None:
+    """Validate workbench files line by line and summarise what they hold.
+
+    Passages files: queries, passages, judgments, runs and the kinds of grades (the values to
+    pass to --prompt-class/--llm/--prompt-type). Banks: queries and items. Exit code 2 with
+    file:line at the first bad line.
+
+    Example: rubric convert check graded.jsonl.gz bank.jsonl.gz
+    """
+    from rubric.data.jsonl import iter_json_lines, read_bank, read_passages
+    from rubric.data.select import format_kinds, grade_kinds
+
+    for path in files:
+        first = next(iter_json_lines(path), (0, None))[1]
+        if isinstance(first, dict):
+            banks = list(read_bank(path))
+            items = sum(len(b.items) for b in banks)
+            kinds = sorted({b.kind or "empty" for b in banks})
+            typer.echo(f"{path}: test bank, {len(banks)} queries/facets, {items} items ({', '.join(kinds)})")
+            continue
+        queries = list(read_passages(path))
+        passages = [p for q in queries for p in q.paragraphs]
+        judged = sum(1 for p in passages if p.paragraph_data.judgments)
+        runs = {r.method for p in passages for r in p.paragraph_data.rankings}
+        typer.echo(
+            f"{path}: passages file, {len(queries)} queries, {len(passages)} passages, "
+            f"{judged} judged, {len(runs)} runs"
+        )
+        typer.echo(format_kinds(grade_kinds(queries)))

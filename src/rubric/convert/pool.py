@@ -1,0 +1,130 @@
+"""Pool the top-k of every run plus every judged passage into the passages interchange file.
+
+This is how a test collection enters the workbench: each pooled passage carries its text, the
+human judgments (``paragraph_data.judgments``) and where each run ranked it
+(``paragraph_data.rankings``, rank in trec_eval order: score descending, docid descending).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rubric.data.collection import load_texts
+from rubric.data.models import (
+    FullParagraphData,
+    Judgment,
+    ParagraphData,
+    ParagraphRankingEntry,
+    QueryWithFullParagraphList,
+)
+from rubric.data.queries import Queries
+from rubric.data.trec import Qrels, read_run
+from rubric.errors import UserError
+
+
+@dataclass
+class PoolReport:
+    """What pooling did, for the summary line the CLI prints."""
+
+    queries: int = 0
+    passages: int = 0
+    judged: int = 0
+    runs: list[str] = field(default_factory=list)
+    missing_text: list[tuple[str, str]] = field(default_factory=list)
+    run_queries_without_text: set[str] = field(default_factory=set)
+
+
+def run_name(path: Path, tag: str, name_from: str) -> str:
+    """The method name of a run: its tag, or its file name without ``input.`` and ``.gz``."""
+    if name_from == "tag":
+        return tag
+    name = path.name
+    for suffix in (".gz", ".txt", ".run", ".trec"):
+        name = name.removesuffix(suffix)
+    return name.removeprefix("input.")
+
+
+def build_pool(
+    queries: Queries,
+    run_paths: Sequence[Path],
+    collection: Sequence[Path],
+    qrels: Qrels | None = None,
+    top_k: int = 20,
+    name_from: str = "tag",
+    allow_missing: bool = False,
+) -> tuple[list[QueryWithFullParagraphList], PoolReport]:
+    """Build the passages of every query in ``queries`` (in the order of the queries file)."""
+    report = PoolReport()
+    rankings: dict[tuple[str, str], list[ParagraphRankingEntry]] = {}
+    seen_names: dict[str, Path] = {}
+    for path in run_paths:
+        run = read_run(path)
+        name = run_name(path, run.name, name_from)
+        if name in seen_names:
+            raise UserError(
+                f"{path}: run name {name!r} is also the name of {seen_names[name]}; "
+                "use --name-from file or rename the run tag"
+            )
+        seen_names[name] = path
+        report.runs.append(name)
+        report.run_queries_without_text.update(q for q in run.scores if q not in queries)
+        for qid in queries:
+            for rank, (docid, score) in enumerate(run.ranking(qid)[:top_k], start=1):
+                entry = ParagraphRankingEntry(
+                    method=name, paragraphId=docid, queryId=qid, rank=rank, score=score
+                )
+                rankings.setdefault((qid, docid), []).append(entry)
+
+    judgments: dict[tuple[str, str], list[Judgment]] = {}
+    for qid, docs in (qrels or {}).items():
+        if qid not in queries:
+            continue
+        for docid, rel in docs.items():
+            judgment = Judgment(paragraphId=docid, query=qid, relevance=rel, titleQuery=queries[qid])
+            judgments.setdefault((qid, docid), []).append(judgment)
+
+    pooled = set(rankings) | set(judgments)
+    texts = load_texts(collection, wanted={docid for _, docid in pooled})
+    report.missing_text = sorted(key for key in pooled if key[1] not in texts)
+    if report.missing_text and not allow_missing:
+        first = ", ".join(docid for _, docid in report.missing_text[:5])
+        raise UserError(
+            f"--collection: no text for {len(report.missing_text)} pooled passages (first: {first}); "
+            "add the file that holds them, or pass --allow-missing to leave them out"
+        )
+
+    by_query: dict[str, list[tuple[str, str]]] = {}
+    for key in pooled:
+        if key[1] in texts:
+            by_query.setdefault(key[0], []).append(key)
+
+    def order(key: tuple[str, str]) -> tuple[int, str]:
+        """Best rank over all runs first (judged-only passages last), then docid."""
+        ranks = [r.rank for r in rankings.get(key, [])]
+        return (min(ranks) if ranks else top_k + 1, key[1])
+
+    out: list[QueryWithFullParagraphList] = []
+    for qid in queries:
+        keys = by_query.get(qid)
+        if not keys:
+            continue
+        paragraphs = []
+        for key in sorted(keys, key=order):
+            docid = key[1]
+            paragraphs.append(
+                FullParagraphData(
+                    paragraph_id=docid,
+                    text=texts[docid],
+                    paragraph="",
+                    paragraph_data=ParagraphData(
+                        judgments=judgments.get(key, []), rankings=rankings.get(key, [])
+                    ),
+                )
+            )
+            report.judged += bool(judgments.get(key))
+        out.append(QueryWithFullParagraphList(queryId=qid, paragraphs=paragraphs))
+        report.queries += 1
+        report.passages += len(paragraphs)
+    return out, report

@@ -1,0 +1,148 @@
+"""TREC RAG answers (2024 and 2025 formats) as passages, so RAG systems are graded like runs.
+
+RAG 2024: ``{run_id, topic_id, topic, references, answer: [{text, citations}]}``; RAG 2025 keeps
+``run_id``, ``topic_id``/``narrative_id`` and ``topic``/``narrative`` under ``metadata``. Each
+answer becomes one or more passages of its query: one per answer sentence by default, or
+consecutive sentences packed into passages of at most N words (``words:N``; a sentence longer
+than N is cut). The run id is the ranking ``method`` and passage order is the rank, so Rubric-Cover
+and every other run-based measure apply to RAG answers unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from rubric.data.jsonl import iter_json_lines
+from rubric.data.models import (
+    FullParagraphData,
+    ParagraphData,
+    ParagraphRankingEntry,
+    QueryWithFullParagraphList,
+)
+from rubric.errors import UserError
+
+
+@dataclass
+class RagAnswer:
+    """One system's answer to one topic, as a list of (sentence, citations)."""
+
+    run_id: str
+    topic_id: str
+    topic: str
+    sentences: list[tuple[str, list]]
+    references: list[str]
+
+
+def parse_segment(spec: str) -> int | None:
+    """``sentence`` -> None (one passage per sentence); ``words:N`` -> N."""
+    if spec == "sentence":
+        return None
+    m = re.fullmatch(r"words:(\d+)", spec)
+    if not m or int(m.group(1)) < 1:
+        raise UserError(f"--segment: expected 'sentence' or 'words:N' with N >= 1, got {spec!r}")
+    return int(m.group(1))
+
+
+def _field(rec: dict, names: Sequence[str]) -> object | None:
+    meta = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
+    for name in names:
+        for source in (rec, meta):
+            if source.get(name) is not None:
+                return source[name]
+    return None
+
+
+def read_answers(path: str | Path) -> list[RagAnswer]:
+    """Read a RAG 2024 or 2025 answer file; errors name file:line and the missing field."""
+    answers = []
+    for line_no, rec in iter_json_lines(path):
+        if not isinstance(rec, dict):
+            raise UserError(f"{path}:{line_no}: expected a JSON object (a RAG answer record)")
+        run_id = _field(rec, ("run_id",))
+        topic_id = _field(rec, ("topic_id", "narrative_id", "query_id"))
+        topic = _field(rec, ("topic", "narrative", "query"))
+        answer = rec.get("answer")
+        for name, value in (("run_id", run_id), ("topic_id", topic_id), ("answer", answer)):
+            if value is None:
+                raise UserError(f"{path}:{line_no}: missing field {name!r}")
+        if not isinstance(answer, list):
+            raise UserError(f"{path}:{line_no}: 'answer' must be a list of {{text, citations}}")
+        sentences = []
+        for i, s in enumerate(answer):
+            if isinstance(s, str):
+                sentences.append((s, []))
+            elif isinstance(s, dict) and isinstance(s.get("text"), str):
+                sentences.append((s["text"], list(s.get("citations") or [])))
+            else:
+                raise UserError(f"{path}:{line_no}: answer[{i}] has no 'text'")
+        answers.append(
+            RagAnswer(
+                run_id=str(run_id),
+                topic_id=str(topic_id),
+                topic=str(topic or ""),
+                sentences=sentences,
+                references=[str(r) for r in rec.get("references") or []],
+            )
+        )
+    return answers
+
+
+def segment(sentences: list[tuple[str, list]], max_words: int | None) -> list[tuple[str, list]]:
+    """Group sentences into passages; citations of the grouped sentences are merged (in order)."""
+    sentences = [(t.strip(), c) for t, c in sentences if t.strip()]
+    if max_words is None:
+        return sentences
+    passages: list[tuple[str, list]] = []
+    words: list[str] = []
+    cites: list = []
+    for text, c in sentences:
+        toks = text.split()
+        if words and len(words) + len(toks) > max_words:
+            passages.append((" ".join(words), cites))
+            words, cites = [], []
+        while len(toks) > max_words:  # one sentence longer than a passage
+            passages.append((" ".join(toks[:max_words]), list(c)))
+            toks = toks[max_words:]
+        words.extend(toks)
+        cites.extend(x for x in c if x not in cites)
+    if words:
+        passages.append((" ".join(words), cites))
+    return passages
+
+
+def answers_to_passages(
+    answers: Iterable[RagAnswer], max_words: int | None = None
+) -> tuple[list[QueryWithFullParagraphList], dict[str, str]]:
+    """Passages grouped by topic (first-seen order) and the topics' texts ``{qid: text}``."""
+    by_topic: dict[str, list[FullParagraphData]] = {}
+    topics: dict[str, str] = {}
+    seen: set[tuple[str, str]] = set()
+    for ans in answers:
+        if (ans.run_id, ans.topic_id) in seen:
+            raise UserError(f"run {ans.run_id} answers topic {ans.topic_id} twice")
+        seen.add((ans.run_id, ans.topic_id))
+        topics.setdefault(ans.topic_id, ans.topic)
+        pieces = segment(ans.sentences, max_words)
+        for rank, (text, cites) in enumerate(pieces, start=1):
+            pid = f"{ans.run_id}/{ans.topic_id}/{rank}"
+            cited = [ans.references[c] for c in cites if isinstance(c, int) and 0 <= c < len(ans.references)]
+            ranking = ParagraphRankingEntry(
+                method=ans.run_id,
+                paragraphId=pid,
+                queryId=ans.topic_id,
+                rank=rank,
+                score=float(len(pieces) - rank + 1),
+            )
+            by_topic.setdefault(ans.topic_id, []).append(
+                FullParagraphData(
+                    paragraph_id=pid,
+                    text=text,
+                    paragraph="",
+                    paragraph_data=ParagraphData(judgments=[], rankings=[ranking]),
+                    citations=cited,
+                )
+            )
+    return [QueryWithFullParagraphList(queryId=q, paragraphs=ps) for q, ps in by_topic.items()], topics

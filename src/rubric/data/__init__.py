@@ -1,0 +1,1 @@
+"""File formats: pydantic models, streaming JSON lines, TREC qrels and runs, queries, collections."""

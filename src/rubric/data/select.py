@@ -1,0 +1,114 @@
+"""Grade filters: which grades of a graded passages file feed a score or a report.
+
+A file may hold grades of several prompts and LLMs side by side. A :class:`GradeFilter` names
+any of prompt class, LLM and prompt type; :func:`resolve_filter` checks that the selection
+picks exactly one (prompt class, LLM) combination and otherwise raises an error that lists what
+the file holds, so a typo never becomes an empty or silently mixed result.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from rubric.data.models import ExamGrades, FullParagraphData, Grades, QueryWithFullParagraphList
+from rubric.errors import UserError
+
+DIRECT = "direct"
+
+
+def grade_type(g: ExamGrades | Grades) -> str:
+    """``question``, ``nugget`` or ``direct`` (direct prompts fill the ``grades`` field)."""
+    if isinstance(g, Grades):
+        return DIRECT
+    return g.prompt_type or "question"
+
+
+@dataclass(frozen=True)
+class GradeKind:
+    """One (prompt class, LLM, prompt type) combination present in a file."""
+
+    prompt_class: str
+    llm: str
+    prompt_type: str
+
+    def __str__(self) -> str:
+        return f"--prompt-class {self.prompt_class} --llm {self.llm} --prompt-type {self.prompt_type}"
+
+
+@dataclass(frozen=True)
+class GradeFilter:
+    """Selection of grades; ``None`` fields match anything."""
+
+    prompt_class: str | None = None
+    llm: str | None = None
+    prompt_type: str | None = None
+
+    def matches(self, g: ExamGrades | Grades) -> bool:
+        return (
+            (self.prompt_class is None or g.prompt_class == self.prompt_class)
+            and (self.llm is None or g.llm == self.llm)
+            and (self.prompt_type is None or grade_type(g) == self.prompt_type)
+        )
+
+    def select(self, p: FullParagraphData) -> list[ExamGrades | Grades]:
+        """The grades of one passage that this filter selects."""
+        found: list[ExamGrades | Grades] = [g for g in p.exam_grades or [] if self.matches(g)]
+        found.extend(g for g in p.grades or [] if self.matches(g))
+        return found
+
+    def describe(self) -> str:
+        parts = [
+            f"{opt} {val}"
+            for opt, val in (
+                ("--prompt-class", self.prompt_class),
+                ("--llm", self.llm),
+                ("--prompt-type", self.prompt_type),
+            )
+            if val is not None
+        ]
+        return " ".join(parts) or "(no selection)"
+
+
+def iter_grades(queries: Iterable[QueryWithFullParagraphList]) -> Iterator[ExamGrades | Grades]:
+    for q in queries:
+        for p in q.paragraphs:
+            yield from p.exam_grades or []
+            yield from p.grades or []
+
+
+def grade_kinds(queries: Iterable[QueryWithFullParagraphList]) -> Counter[GradeKind]:
+    """How many passages carry each (prompt class, LLM, prompt type) combination."""
+    return Counter(GradeKind(g.prompt_class, g.llm, grade_type(g)) for g in iter_grades(queries))
+
+
+def format_kinds(kinds: Counter[GradeKind]) -> str:
+    if not kinds:
+        return "  (no grades at all: run `rubric grade` first)"
+    return "\n".join(f"  {k}   ({n} grades)" for k, n in sorted(kinds.items(), key=lambda kv: str(kv[0])))
+
+
+def resolve_filter(
+    queries: list[QueryWithFullParagraphList], selection: GradeFilter, source: str = "input"
+) -> GradeKind:
+    """The one combination ``selection`` picks in ``queries``; an error lists the choices otherwise."""
+    kinds = grade_kinds(queries)
+    picked = [
+        k
+        for k in kinds
+        if (selection.prompt_class in (None, k.prompt_class))
+        and (selection.llm in (None, k.llm))
+        and (selection.prompt_type in (None, k.prompt_type))
+    ]
+    if len(picked) == 1:
+        return picked[0]
+    if not picked:
+        raise UserError(
+            f"{source}: no grades match {selection.describe()}; the file holds:\n{format_kinds(kinds)}"
+        )
+    choices = format_kinds(Counter({k: kinds[k] for k in picked}))
+    raise UserError(
+        f"{source}: {selection.describe()} is ambiguous, it matches {len(picked)} kinds of grades; "
+        f"pick one with --prompt-class/--llm/--prompt-type:\n{choices}"
+    )

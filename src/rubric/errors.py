@@ -1,0 +1,20 @@
+"""The one exception type for mistakes a user can cause.
+
+The CLI turns a :class:`UserError` into a single line on stderr and exit code 2; anything else is
+a bug and keeps its traceback. Library callers catch it like any exception.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class UserError(Exception):
+    """Bad input: a file, a line in it, or an option. The message says which and what is wrong."""
+
+    exit_code = 2
+
+
+def at(path: str | Path, line: int | None = None) -> str:
+    """Render a location as ``file:line`` (or just ``file``) for error messages."""
+    return f"{path}:{line}" if line is not None else str(path)

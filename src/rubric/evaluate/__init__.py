@@ -1,0 +1,4 @@
+"""Phase 4: turn grades into system scores (qrels, leaderboards, Cover, nuggets, correlation).
+
+Never imports torch or transformers.
+"""

@@ -1,0 +1,74 @@
+"""From the grades of one passage to its relevance label (Rubric-Qrels / EXAM-Qrels).
+
+RUBRIC (ICTIR'24, eq. 1) and EXAM++ (eq. 2): the label of a passage is the best grade over the
+test items; variants count the items graded at least ``min_grade`` or take the m-th best grade
+("at least m items"). For answer-verification prompts (no self-ratings), an item answered
+correctly has grade 1 and a wrong one 0. Direct prompts grade the passage as a whole.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rubric.data.models import ExamGrades, Grades
+from rubric.errors import UserError
+
+
+def item_grades(g: ExamGrades) -> dict[str, int]:
+    """Grade per test item: the self-rating, else 1 for correctly answered and 0 for wrong."""
+    if g.self_ratings:
+        return {r.item_id: r.self_rating for r in g.self_ratings}
+    grades = {item: 0 for item in g.wrongAnswered}
+    grades.update({item: 1 for item in g.correctAnswered})
+    return grades
+
+
+def direct_grade(g: Grades) -> int:
+    """The grade of a direct prompt: its rating, else its relevance label, else correct = 1."""
+    if g.self_ratings is not None:
+        return int(g.self_ratings)
+    if g.relevance_label is not None:
+        return int(g.relevance_label)
+    return int(bool(g.correctAnswered))
+
+
+@dataclass(frozen=True)
+class LabelRule:
+    """How item grades become one label: ``max``, ``count`` (items >= min_grade) or ``nth``."""
+
+    mode: str = "max"
+    min_grade: int = 1
+    nth: int = 1
+
+    @classmethod
+    def parse(cls, spec: str, min_grade: int = 1) -> LabelRule:
+        """``max`` | ``count`` | ``nth:M`` (the M-th best grade)."""
+        if spec == "max":
+            return cls("max", min_grade)
+        if spec == "count":
+            return cls("count", min_grade)
+        if spec.startswith("nth:"):
+            try:
+                m = int(spec[4:])
+            except ValueError:
+                m = 0
+            if m >= 1:
+                return cls("nth", min_grade, m)
+        raise UserError(f"--label: expected 'max', 'count' or 'nth:M' (M >= 1), got {spec!r}")
+
+    def apply(self, grades: list[int]) -> int:
+        if not grades:
+            return 0
+        if self.mode == "max":
+            return max(grades)
+        if self.mode == "count":
+            return sum(1 for x in grades if x >= self.min_grade)
+        ordered = sorted(grades, reverse=True)
+        return ordered[self.nth - 1] if len(ordered) >= self.nth else 0
+
+
+def passage_label(g: ExamGrades | Grades, rule: LabelRule = LabelRule()) -> int:
+    """The relevance label one grade record gives its passage."""
+    if isinstance(g, Grades):
+        return direct_grade(g)
+    return rule.apply(list(item_grades(g).values()))

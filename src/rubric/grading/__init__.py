@@ -1,0 +1,1 @@
+"""Phase 2: prompts, answer parsing, answer keys and the grading engine."""

@@ -1,0 +1,147 @@
+"""Prompts are data: one TOML file per prompt under ``prompts/`` (shipped in the wheel).
+
+A prompt file holds::
+
+    name = "NuggetSelfRatedPrompt"      # also the prompt_class written into grades
+    kind = "nugget"                      # question | nugget | direct | assign | generate | ...
+    parser = "self_rating"               # answer parser, see rubric.grading.parse
+    description = "..."                  # one line for `rubric prompts list`
+    source = "Workbench (SIGIR'24), Table 2"
+    template = '''... {nugget} ... {context} ...'''
+    system = "..."                       # optional system message for chat models
+    [prompt_info]                         # copied into the grades' prompt_info
+    prompt_style = "..."
+    is_self_rated = true
+
+Placeholders are ``{name}`` with a plain identifier; only the placeholders listed by the template
+are substituted, so JSON examples with braces in a template need no escaping. Users add prompts
+with ``--prompt-file FILE.toml``.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from rubric.errors import UserError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+KNOWN_PLACEHOLDERS = {
+    "query",
+    "question",
+    "nugget",
+    "context",
+    "answer",
+    "gold_answers",
+    "facet",
+    "per_query",
+    "nuggets",
+    "passages",
+    "items",
+    "count",
+}
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A loaded prompt file."""
+
+    name: str
+    kind: str
+    template: str
+    parser: str
+    description: str = ""
+    source: str = ""
+    system: str | None = None
+    prompt_info: dict[str, Any] = field(default_factory=dict)
+    path: Path | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def placeholders(self) -> list[str]:
+        """Placeholders used by the template, in order of first use."""
+        names = [m for m in PLACEHOLDER.findall(self.template) if m in KNOWN_PLACEHOLDERS]
+        return list(dict.fromkeys(names))
+
+    def render(self, **values: str) -> str:
+        """Fill the template; every placeholder it uses must be given."""
+        missing = [p for p in self.placeholders if p not in values]
+        if missing:
+            raise UserError(f"prompt {self.name}: no value for placeholder(s) {', '.join(missing)}")
+
+        def sub(m: re.Match[str]) -> str:
+            key = m.group(1)
+            return str(values[key]) if key in KNOWN_PLACEHOLDERS and key in values else m.group(0)
+
+        return PLACEHOLDER.sub(sub, self.template)
+
+
+def prompts_dir() -> Path:
+    """The shipped prompts: inside the installed package, or the repository's ``prompts/``."""
+    here = Path(__file__).resolve().parent.parent  # src/rubric
+    for candidate in (here / "prompts", here.parent.parent / "prompts"):
+        if candidate.is_dir():
+            return candidate
+    raise UserError("the shipped prompts folder is missing from this installation")
+
+
+def load_prompt_file(path: str | Path) -> Prompt:
+    """Load and check one prompt file; problems name the file and the field."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such prompt file") from None
+    except tomllib.TOMLDecodeError as e:
+        raise UserError(f"{path}: not a valid TOML prompt file ({e})") from None
+    for key in ("name", "kind", "template", "parser"):
+        if not isinstance(data.get(key), str) or not data[key]:
+            raise UserError(f"{path}: missing or empty field {key!r}")
+    known = {"name", "kind", "template", "parser", "description", "source", "system", "prompt_info"}
+    return Prompt(
+        name=data["name"],
+        kind=data["kind"],
+        template=data["template"],
+        parser=data["parser"],
+        description=data.get("description", ""),
+        source=data.get("source", ""),
+        system=data.get("system"),
+        prompt_info=dict(data.get("prompt_info", {})),
+        path=path,
+        extra={k: v for k, v in data.items() if k not in known},
+    )
+
+
+@lru_cache(maxsize=1)
+def shipped_prompts() -> dict[str, Prompt]:
+    """All shipped prompts by name."""
+    prompts = {}
+    for path in sorted(prompts_dir().glob("*.toml")):
+        p = load_prompt_file(path)
+        prompts[p.name] = p
+    return prompts
+
+
+def get_prompt(name_or_path: str, extra_files: list[Path] | None = None) -> Prompt:
+    """A prompt by name (shipped, or from ``--prompt-file``) or by path to a TOML file."""
+    for f in extra_files or []:
+        p = load_prompt_file(f)
+        if p.name == name_or_path:
+            return p
+    if name_or_path.endswith(".toml") and Path(name_or_path).exists():
+        return load_prompt_file(name_or_path)
+    prompts = shipped_prompts()
+    if name_or_path in prompts:
+        return prompts[name_or_path]
+    raise UserError(
+        f"--prompt: unknown prompt {name_or_path!r}; known: {', '.join(sorted(prompts)) or '(none)'}"
+    )
