@@ -70,3 +70,21 @@ class RatingBackend(Backend, Protocol):
     def rate(self, prompts: Sequence[str], choices: Sequence[str]) -> list[Rating]:
         """One :class:`Rating` per prompt; ``choices`` are the valid answers (e.g. "0".."5")."""
         ...
+
+
+@runtime_checkable
+class PairGrader(Protocol):
+    """A grader that needs no prompt: it scores (item text, passage text) pairs directly.
+
+    The embedding-similarity baseline is one. The grading engine passes the test item's text
+    (or the query, for direct grading) and the passage text instead of a rendered prompt; each
+    :class:`Rating` answer is the grade as a digit string ("0".."5"), so the self-rating parse
+    rule and every downstream phase apply unchanged.
+    """
+
+    name: str
+    model: str
+
+    def options(self) -> dict[str, Any]: ...
+
+    def grade_pairs(self, pairs: Sequence[tuple[str, str]]) -> list[Rating]: ...
