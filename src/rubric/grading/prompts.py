@@ -169,8 +169,11 @@ def _aliases(prompts: dict[str, Prompt]) -> dict[str, Prompt]:
     return {alias: p for p in prompts.values() for alias in p.aliases}
 
 
-def get_prompt(name_or_path: str, extra_files: list[Path] | None = None) -> Prompt:
-    """A prompt by name (shipped, or from ``--prompt-file``) or by path to a TOML file."""
+def get_prompt(name_or_path: str, extra_files: list[Path] | None = None, option: str = "--prompt") -> Prompt:
+    """A prompt by name or alias (shipped, or from ``--prompt-file``) or by path to a TOML file.
+
+    ``option`` names the command-line option or argument in the error for an unknown prompt.
+    """
     for f in extra_files or []:
         p = load_prompt_file(f)
         if p.name == name_or_path or name_or_path in p.aliases:
@@ -183,5 +186,5 @@ def get_prompt(name_or_path: str, extra_files: list[Path] | None = None) -> Prom
     if name_or_path in _aliases(prompts):
         return _aliases(prompts)[name_or_path]
     raise UserError(
-        f"--prompt: unknown prompt {name_or_path!r}; known: {', '.join(sorted(prompts)) or '(none)'}"
+        f"{option}: unknown prompt {name_or_path!r}; known: {', '.join(sorted(prompts)) or '(none)'}"
     )
