@@ -50,7 +50,7 @@ NO_ANSWERS = frozenset({"no", "false", "incorrect"})
 _STRIP = string.whitespace + string.punctuation
 _ONE_DIGIT = re.compile(r"[^\w]*([0-9])[^\w]*")
 # Ill-formed extractions (EXAM++ §4.2.1): a lone letter or a list marker such as "(iii)", "b)", "[iv]".
-_ILL_FORMED = re.compile(r"[\(\[]?(?:[a-z]|[ivx]{1,4})[\)\]\.:]?")
+_ILL_FORMED = re.compile(r"[\(\[]?(?:[a-z]|[ivx]{1,4})[\)\]\.:]*")
 
 
 @lru_cache(maxsize=1)
