@@ -101,6 +101,21 @@ class Prompt:
 
         return PLACEHOLDER.sub(sub, self.template)
 
+    def render_around_context(self, **values: str) -> tuple[str, str]:
+        """The filled text before and after ``{context}``, which must occur exactly once.
+
+        Graders cut the passage (never the question) to fit the model's input, as the papers
+        did: ``before + truncated_context + after`` is then the prompt.
+        """
+        parts = self.template.split("{context}")
+        if len(parts) != 2:
+            raise UserError(f"prompt {self.name}: the template must use {{context}} exactly once")
+        marker = "\x00context\x00"
+        if marker in self.template:  # pragma: no cover - a NUL in a prompt file
+            raise UserError(f"prompt {self.name}: the template contains NUL characters")
+        before, after = self.render(**values, context=marker).split(marker)
+        return before, after
+
 
 def prompts_dir() -> Path:
     """The shipped prompts: inside the installed package, or the repository's ``prompts/``."""
