@@ -213,3 +213,9 @@ def test_render_around_context_puts_the_passage_last_to_cut():
     assert before.endswith("Answer: Yes\n\nPassage: ") and after == f"\nQuestion: {QUERY}\nAnswer:\n"
     with pytest.raises(UserError, match="exactly once"):
         get_prompt("QuestionCompleteConcisePromptWithT5VerifiedAnswerKey2").render_around_context()
+
+
+def test_prompt_types_are_the_original_tools():
+    types = {n: p.prompt_type for n, p in shipped_prompts().items()}
+    assert types["NuggetSelfRatedPrompt"] == "nugget" and types["HELM"] == "direct_grading"
+    assert types["QuestionCompleteConcisePromptWithAnswerKey2"] == "question"

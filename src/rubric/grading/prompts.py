@@ -55,6 +55,9 @@ KNOWN_PLACEHOLDERS = {
 
 #: Kinds whose answers a parser of rubric.grading.parse turns into grades.
 GRADING_KINDS = frozenset({"question", "nugget", "direct", "verify"})
+#: The ``prompt_type`` the original tool writes into grades of each kind (verification re-grades
+#: question grades).
+PROMPT_TYPES = {"question": "question", "nugget": "nugget", "direct": "direct_grading", "verify": "question"}
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,11 @@ class Prompt:
         from rubric.grading.parse import get_parser
 
         return get_parser(self.parser).choices
+
+    @property
+    def prompt_type(self) -> str | None:
+        """The grades' ``prompt_type``: a ``prompt_type`` field of the file, else by kind."""
+        return self.extra.get("prompt_type") or PROMPT_TYPES.get(self.kind)
 
     @property
     def placeholders(self) -> list[str]:
