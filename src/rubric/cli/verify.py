@@ -188,6 +188,12 @@ def agreement_command(
         "max", "--label", help="Passage label from item grades: max, count (items >= --min-grade) or nth:M."
     ),
     min_grade: int = typer.Option(1, "--min-grade", help="Item grade that counts for --label count."),
+    grade_map: str | None = typer.Option(
+        None,
+        "--map",
+        help="Map labels to judgment levels first: 'G=L,...' gives L from label G up (highest G wins, "
+        "below all: 0), e.g. '5=3,4=1'. Default: compare labels as they are.",
+    ),
     labels: Path | None = typer.Option(
         None, "--labels", help="Compare these LLM qrels (qid 0 docid label) instead of grades in GRADED."
     ),
@@ -209,10 +215,11 @@ def agreement_command(
     from rubric.data.trec import read_qrels
     from rubric.errors import UserError
     from rubric.evaluate.labels import LabelRule
-    from rubric.verify.agreement import Agreement
+    from rubric.verify.agreement import Agreement, GradeMap
     from rubric.verify.matrix import judgments, passage_labels
 
     rule = LabelRule.parse(label, min_grade)
+    mapping = GradeMap.parse(grade_map) if grade_map else None
     human: dict[tuple[str, str], int] | None = None
     if judgments_file is not None:
         human = {(q, d): r for q, docs in read_qrels(judgments_file).items() for d, r in docs.items()}
@@ -250,7 +257,7 @@ def agreement_command(
     assert human is not None
     tables = []
     for name, side in sides:
-        pairs = [(lab, human[key]) for key, lab in side.items() if key in human]
+        pairs = [(mapping(lab) if mapping else lab, human[key]) for key, lab in side.items() if key in human]
         if not pairs:
             raise UserError(f"{name}: no passage has both a label and a judgment")
         ag = Agreement.from_pairs(pairs, min_relevant, name)
@@ -258,7 +265,7 @@ def agreement_command(
         best = max(ag.thresholds(), key=lambda t: (ag.binary(t).kappa, -t))
         info(
             f"{name}: {ag.n} passages; best binarised kappa {ag.binary(best).kappa:.4f} at grade >= {best} "
-            f"vs judgment >= {min_relevant}"
+            f"vs judgment >= {min_relevant}; multiclass kappa {ag.multiclass_kappa():.4f}"
         )
     _emit(tables, fmt, output, ("tsv", "md", "latex"))
 
