@@ -29,7 +29,7 @@ RATING = "QuestionSelfRatedUnanswerablePromptWithChoices"
 ANSWER = "QuestionCompleteConciseUnanswerablePromptWithChoices"
 DIRECT = "Sun"
 LLM = "google/flan-t5-large"
-XSS = '<script>window.PWNED=1</script><img src=x onerror="window.PWNED=2">'
+XSS = '<script>document.body.dataset.pwned=1</script><img src=x onerror="document.body.dataset.pwned=2">'
 
 QUESTIONS = {
     "q1": {"a": "what is a cat?", "b": "how long do cats live?", "c": "what do cats eat?"},

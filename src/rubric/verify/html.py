@@ -100,12 +100,14 @@ section h2 .qid{color:#777;font-weight:normal;margin-right:6px}
 .stats{color:#666;font-size:12px;margin-bottom:4px}
 table.grid{border-collapse:collapse;font-size:12px}
 table.grid th,table.grid td{border:1px solid #fff;padding:0}
+table.grid thead th{padding:2px 6px;text-align:left;vertical-align:bottom}
+td.pid .ptext{color:#666;margin-left:8px;font-family:system-ui,sans-serif}
 table.grid th.item{writing-mode:vertical-rl;transform:rotate(180deg);font-weight:normal;
   font-family:ui-monospace,monospace;padding:4px 2px;max-height:90px;color:#444}
 table.grid th.item.spurious{color:#b2182b;font-weight:bold}
-td.pid{font-family:ui-monospace,monospace;padding:2px 6px;white-space:nowrap;background:#f7f7f7;
+td.pid{font-family:ui-monospace,monospace;padding:2px 6px 2px 10px;white-space:nowrap;background:#f7f7f7;
   max-width:420px;overflow:hidden;text-overflow:ellipsis}
-td.pid.open{white-space:normal;font-family:inherit}
+td.pid.open{white-space:normal}
 td.jud{text-align:center;width:26px;font-weight:bold;color:#333}
 td.g{width:26px;height:22px;text-align:center;font-weight:600;cursor:default}
 td.g.na{background:repeating-linear-gradient(45deg,#fff,#fff 3px,#eee 3px,#eee 6px)}
@@ -219,11 +221,9 @@ _JS = r"""
       shown++;
       var tr = el("tr", isUnc ? "uncovered" : "");
       var pid = el("td", "pid", p.id);
-      pid.title = p.text;
-      pid.addEventListener("click", function () {
-        var open = pid.classList.toggle("open");
-        pid.textContent = open ? p.id + ": " + p.text : p.id;
-      });
+      pid.appendChild(el("span", "ptext", p.text));
+      pid.title = "click to show the whole passage";
+      pid.addEventListener("click", function () { pid.classList.toggle("open"); });
       tr.appendChild(pid);
       tr.appendChild(el("td", "jud", p.j === null ? "–" : p.j));
       cols.forEach(function (k) {
