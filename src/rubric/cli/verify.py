@@ -40,11 +40,22 @@ ANSWER_OPT = typer.Option(
 )
 
 
-def _matrix(graded: Path, prompt_class: str | None, llm: str | None, prompt_type: str | None, answer="auto"):
+def _matrix(
+    graded: Path,
+    prompt_class: str | None,
+    llm: str | None,
+    prompt_type: str | None,
+    answer: str = "auto",
+    items: bool = False,
+):
+    """The selected grades; ``items``: the report needs item grades, so direct prompts are refused."""
     from rubric.data.select import GradeFilter
+    from rubric.errors import UserError
     from rubric.verify.matrix import load_matrix
 
     m = load_matrix(graded, GradeFilter(prompt_class, llm, prompt_type), answer_prompt=answer)
+    if items and m.direct:
+        raise UserError(f"{graded}: {m.kind.prompt_class} is a direct prompt; it grades no items")
     if m.ungraded:
         info(f"{graded}: {m.ungraded} passages have no {m.kind.prompt_class} grades and are left out")
     return m
@@ -56,10 +67,19 @@ def _texts(banks: list[Path] | None) -> dict[str, str]:
     return load_item_texts(banks or [])
 
 
-def _emit(tables, fmt: str, output: Path | None, allowed=("tsv", "csv", "md", "latex")) -> None:
-    from rubric.verify.table import check_format, emit, render_tables
+ROW_FORMATS = ("tsv", "csv", "md")
+
+
+def _check_format(fmt: str, allowed: tuple[str, ...] = ROW_FORMATS) -> None:
+    """Checked before any file is read, so a typo fails at once."""
+    from rubric.verify.table import check_format
 
     check_format(fmt, allowed)
+
+
+def _emit(tables, fmt: str, output: Path | None) -> None:
+    from rubric.verify.table import emit, render_tables
+
     emit(render_tables(tables, fmt), output)
 
 
@@ -82,9 +102,11 @@ def grading_command(
     """
     from rubric.verify.grading import grading_table
 
+    _check_format(fmt)
+
     m = _matrix(graded, prompt_class, llm, prompt_type, answer_prompt)
     table = grading_table(m, _texts(bank), width)
-    _emit([table], fmt, output, ("tsv", "csv", "md"))
+    _emit([table], fmt, output)
     n_items = sum(len(q.items) for q in m.queries)
     info(f"{len(table.rows)} grades of {n_items} items in {len(m.queries)} queries")
 
@@ -114,8 +136,10 @@ def grid_command(
     """
     from rubric.verify.grid import grid_tables
 
+    _check_format(fmt)
+
     m = _matrix(graded, prompt_class, llm, prompt_type, answer_prompt)
-    _emit(grid_tables(m, _texts(bank), answers=answers, width=width), fmt, output, ("tsv", "csv", "md"))
+    _emit(grid_tables(m, _texts(bank), answers=answers, width=width), fmt, output)
 
 
 @app.command("uncovered")
@@ -136,9 +160,11 @@ def uncovered_command(
     """
     from rubric.verify.uncovered import uncovered_table
 
+    _check_format(fmt)
+
     m = _matrix(graded, prompt_class, llm, prompt_type, "rating")
     table = uncovered_table(m, min_judgment, min_grade, width)
-    _emit([table], fmt, output, ("tsv", "csv", "md"))
+    _emit([table], fmt, output)
     info(table.notes[0])
 
 
@@ -161,12 +187,10 @@ def spurious_command(
     """
     from rubric.verify.spurious import spurious_table
 
-    m = _matrix(graded, prompt_class, llm, prompt_type, "rating")
-    if m.direct:
-        from rubric.errors import UserError
+    _check_format(fmt)
 
-        raise UserError(f"{graded}: {m.kind.prompt_class} is a direct prompt; it grades no items")
-    _emit([spurious_table(m, max_judgment, min_grade, _texts(bank), top)], fmt, output, ("tsv", "csv", "md"))
+    m = _matrix(graded, prompt_class, llm, prompt_type, "rating", items=True)
+    _emit([spurious_table(m, max_judgment, min_grade, _texts(bank), top)], fmt, output)
 
 
 @app.command("agreement")
@@ -218,6 +242,7 @@ def agreement_command(
     from rubric.verify.agreement import Agreement, GradeMap
     from rubric.verify.matrix import judgments, passage_labels
 
+    _check_format(fmt, ("tsv", "md", "latex"))
     rule = LabelRule.parse(label, min_grade)
     mapping = GradeMap.parse(grade_map) if grade_map else None
     human: dict[tuple[str, str], int] | None = None
@@ -267,7 +292,7 @@ def agreement_command(
             f"{name}: {ag.n} passages; best binarised kappa {ag.binary(best).kappa:.4f} at grade >= {best} "
             f"vs judgment >= {min_relevant}; multiclass kappa {ag.multiclass_kappa():.4f}"
         )
-    _emit(tables, fmt, output, ("tsv", "md", "latex"))
+    _emit(tables, fmt, output)
 
 
 @app.command("impact")
@@ -300,11 +325,12 @@ def impact_command(
     from rubric.evaluate.labels import LabelRule
     from rubric.verify.impact import bank_impact, needs_grading_banks
 
+    _check_format(fmt)
     rule = LabelRule.parse(label, min_grade)
     before, after = list(read_bank(bank_before)), list(read_bank(bank_after))
-    m = _matrix(graded, prompt_class, llm, prompt_type, "rating")
+    m = _matrix(graded, prompt_class, llm, prompt_type, "rating", items=True)
     result = bank_impact(m, before, after, rule)
-    _emit([result.items_table(), result.changes_table()], fmt, output, ("tsv", "csv", "md"))
+    _emit([result.items_table(), result.changes_table()], fmt, output)
     if needs_grading is not None:
         n = write_bank(needs_grading, needs_grading_banks(after, result))
         info(f"wrote {needs_grading}: {n} banks with items to grade")
