@@ -114,7 +114,7 @@ def test_page_is_self_contained_and_escaped(graded, fx):
 def test_grid_renders_in_headless_chromium(tmp_path, graded, fx, cli):
     out = tmp_path / "review.html"
     bank = fx.write_bank_file(tmp_path / "bank.jsonl")
-    result = cli("verify", "html", graded, "-p", fx.RATING, "--bank", bank, "-o", out)
+    result = cli("verify", "html", graded, "-p", fx.RATING, "--bank", bank, "--spurious-min", "1", "-o", out)
     assert result.returncode == 0, result.stderr
     url = out.resolve().as_uri()
 
@@ -133,6 +133,17 @@ def test_grid_renders_in_headless_chromium(tmp_path, graded, fx, cli):
     assert "data-pwned" not in tags.body_attrs
     assert "what is a cat?" in html  # item texts from --bank in the column titles
     assert "1 uncovered relevant passages" in html  # q1: p2 is judged 2, best grade 1
+
+    # filters: only p2 is uncovered (3 cells); only items b and e are spurious (5 + 3 cells)
+    uncovered = chromium(tmp_path, "--dump-dom", url + "#uncovered").stdout
+    assert re.findall(r'<tr class="uncovered">.*?</tr>', uncovered).__len__() == 1
+    assert len(re.findall(r'<td class="g"', uncovered)) == 3
+    spurious = chromium(tmp_path, "--dump-dom", url + "#spurious").stdout
+    assert len(re.findall(r'<td class="g"', spurious)) == 5 + 3
+    assert re.findall(r'<th class="item spurious"[^>]*>([0-9a-f]{8})</th>', spurious) == [
+        fx.iid("q1", "b").split("/")[1][:8],
+        fx.iid("q2", "e").split("/")[1][:8],
+    ]
 
     shot = tmp_path / "grid.png"
     res = chromium(tmp_path, f"--screenshot={shot}", "--window-size=1000,700", url)

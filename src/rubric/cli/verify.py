@@ -350,6 +350,12 @@ def html_command(
     min_judgment: int = typer.Option(
         1, "--min-judgment", "-j", help="Initial 'judged relevant' level of the filters."
     ),
+    spurious_min: int = typer.Option(
+        5,
+        "--spurious-min",
+        min=1,
+        help="Initial spurious-item rule: graded >= --min-grade on this many passages judged non-relevant.",
+    ),
     title: str = typer.Option("rubric verify", "--title", help="Page title."),
 ) -> None:
     """One self-contained HTML review page: per query a colour-scaled passages x items grid.
@@ -363,7 +369,14 @@ def html_command(
     from rubric.verify.html import render_page
 
     m = _matrix(graded, prompt_class, llm, prompt_type, answer_prompt)
-    page = render_page(m, _texts(bank), min_grade=min_grade, min_judgment=min_judgment, title=title)
+    page = render_page(
+        m,
+        _texts(bank),
+        min_grade=min_grade,
+        min_judgment=min_judgment,
+        spurious_min=spurious_min,
+        title=title,
+    )
     with atomic_write(output) as f:
         f.write(page)
     n = sum(len(q.passages) for q in m.queries)

@@ -22,7 +22,7 @@ PALETTE = ["#f2f2f2", "#fde0a8", "#fdbf6f", "#d9ef8b", "#91cf60", "#1a9850"]
 
 
 def page_data(
-    matrix: GradeMatrix, item_texts: dict[str, str], min_grade: int, min_judgment: int
+    matrix: GradeMatrix, item_texts: dict[str, str], min_grade: int, min_judgment: int, spurious_min: int = 5
 ) -> dict[str, Any]:
     """The JSON the page renders: one entry per query, grades as a list per passage."""
     max_grade = max((g for _, p in matrix.passages() for g in p.grades.values()), default=1)
@@ -52,6 +52,7 @@ def page_data(
             "answers": matrix.answer_kind.prompt_class if matrix.answer_kind else matrix.kind.prompt_class,
             "min_grade": min_grade,
             "min_judgment": min_judgment,
+            "spurious_min": spurious_min,
             "max_grade": max(max_grade, 1),
             "palette": PALETTE,
         },
@@ -77,9 +78,10 @@ def render_page(
     *,
     min_grade: int = 4,
     min_judgment: int = 1,
+    spurious_min: int = 5,
     title: str = "rubric verify",
 ) -> str:
-    data = page_data(matrix, item_texts or {}, min_grade, min_judgment)
+    data = page_data(matrix, item_texts or {}, min_grade, min_judgment, spurious_min)
     parts = {"TITLE": html.escape(title), "CSS": _CSS, "JS": _JS, "DATA": embed_json(data)}
     # one pass, so text inserted for one placeholder is never scanned for another
     return re.sub(r"@(TITLE|CSS|JS|DATA)@", lambda m: parts[m.group(1)], _TEMPLATE)
@@ -165,6 +167,10 @@ _JS = r"""
   }
   ctl.minGrade.value = M.min_grade;
   ctl.minJud.value = M.min_judgment;
+  ctl.spuriousMin.value = M.spurious_min;
+  // review.html#uncovered / #spurious open with that filter on (links for assessors, tests)
+  ctl.uncovered.checked = /uncovered/.test(location.hash);
+  ctl.spurious.checked = /spurious/.test(location.hash);
   var total = 0;
   DATA.queries.forEach(function (q, i) {
     total += q.passages.length;
@@ -288,7 +294,7 @@ script-src 'unsafe-inline'">
 <label class="needs-judgments"><input id="only-uncovered" type="checkbox">
 only uncovered relevant passages</label>
 <label class="needs-judgments"><input id="only-spurious" type="checkbox"> only spurious items
-(graded high on &ge; <input id="spurious-min" type="number" min="1" value="1" step="1"> non-relevant)</label>
+(graded high on &ge; <input id="spurious-min" type="number" min="1" step="1"> non-relevant)</label>
 <span class="legend" id="legend">grades </span>
 </div>
 </header>
