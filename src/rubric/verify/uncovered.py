@@ -31,8 +31,3 @@ def uncovered_table(matrix: GradeMatrix, min_judgment: int, min_grade: int, widt
         title=f"passages judged >= {min_judgment} with no item graded >= {min_grade}",
         notes=[f"{len(rows)} of {n_rel} relevant passages uncovered in {len(relevant)} queries"],
     )
-
-
-def is_uncovered(judgment: int | None, best: int, min_judgment: int, min_grade: int) -> bool:
-    """The rule of this report, shared with the HTML page's filter."""
-    return judgment is not None and judgment >= min_judgment and best < min_grade
