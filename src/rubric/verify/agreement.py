@@ -1,0 +1,195 @@
+"""Agreement of grades with human judgments: confusion tables, binarised tables, Cohen's kappa.
+
+RUBRIC (ICTIR'24, Tables 5-6) tallies every grade against every judgment level, then collapses
+both to relevant / not relevant (grade >= T vs judgment >= J) and reports Cohen's kappa. We do
+that for every threshold T at once, so the human sees where the grader's scale best matches the
+judges', and add accuracy, precision and recall of "grade >= T" as a relevance classifier.
+Kappa is computed from the counts (observed vs chance agreement), exactly as scikit-learn's
+``cohen_kappa_score`` does on the label lists.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from rubric.verify.table import Table
+
+
+def kappa_from_counts(counts: Mapping[tuple[int, int], int]) -> float:
+    """Cohen's kappa of a (rater A, rater B) -> count table; NaN when chance agreement is total."""
+    n = sum(counts.values())
+    if n == 0:
+        return math.nan
+    rows: Counter[int] = Counter()
+    cols: Counter[int] = Counter()
+    agree = 0
+    for (a, b), c in counts.items():
+        rows[a] += c
+        cols[b] += c
+        if a == b:
+            agree += c
+    p_o = agree / n
+    p_e = sum(rows[k] * cols[k] for k in rows) / (n * n)
+    if p_e == 1.0:
+        return math.nan
+    return (p_o - p_e) / (1.0 - p_e)
+
+
+@dataclass(frozen=True)
+class Binary:
+    """The 2x2 table of "grade >= threshold" against "judgment >= min_relevant"."""
+
+    threshold: int
+    tp: int
+    fp: int
+    fn: int
+    tn: int
+
+    @property
+    def n(self) -> int:
+        return self.tp + self.fp + self.fn + self.tn
+
+    @property
+    def kappa(self) -> float:
+        return kappa_from_counts({(1, 1): self.tp, (1, 0): self.fp, (0, 1): self.fn, (0, 0): self.tn})
+
+    @property
+    def accuracy(self) -> float:
+        return (self.tp + self.tn) / self.n if self.n else math.nan
+
+    @property
+    def precision(self) -> float:
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else math.nan
+
+    @property
+    def recall(self) -> float:
+        return self.tp / (self.tp + self.fn) if self.tp + self.fn else math.nan
+
+    @property
+    def f1(self) -> float:
+        p, r = self.precision, self.recall
+        return 2 * p * r / (p + r) if p + r > 0 else math.nan
+
+
+@dataclass
+class Agreement:
+    """Grade x judgment counts of a set of (label, judgment) pairs and everything derived."""
+
+    counts: Counter[tuple[int, int]]
+    min_relevant: int
+    name: str = ""
+
+    @classmethod
+    def from_pairs(cls, pairs: Iterable[tuple[int, int]], min_relevant: int, name: str = "") -> Agreement:
+        return cls(Counter(pairs), min_relevant, name)
+
+    @property
+    def n(self) -> int:
+        return sum(self.counts.values())
+
+    def grades(self) -> list[int]:
+        return sorted({g for g, _ in self.counts}, reverse=True)
+
+    def judgment_levels(self) -> list[int]:
+        return sorted({j for _, j in self.counts}, reverse=True)
+
+    def thresholds(self) -> list[int]:
+        """Every threshold that splits the grades seen: 1 .. highest grade (at least 1)."""
+        top = max((g for g, _ in self.counts), default=1)
+        return list(range(1, max(top, 1) + 1))
+
+    def binary(self, threshold: int) -> Binary:
+        tp = fp = fn = tn = 0
+        for (g, j), c in self.counts.items():
+            rel = j >= self.min_relevant
+            if g >= threshold:
+                tp, fp = (tp + c, fp) if rel else (tp, fp + c)
+            else:
+                fn, tn = (fn + c, tn) if rel else (fn, tn + c)
+        return Binary(threshold, tp, fp, fn, tn)
+
+    def multiclass_kappa(self) -> float:
+        """Kappa with grades and judgments as the same categories (meaningful on one scale)."""
+        return kappa_from_counts(self.counts)
+
+    # --- tables -----------------------------------------------------------------------------
+
+    def confusion_table(self) -> Table:
+        levels = self.judgment_levels()
+        rows: list[list[int | str | float | None]] = []
+        for g in self.grades():
+            row = [self.counts.get((g, j), 0) for j in levels]
+            rows.append([g, *row, sum(row)])
+        totals = [sum(self.counts.get((g, j), 0) for g in self.grades()) for j in levels]
+        rows.append(["total", *totals, self.n])
+        return Table(
+            ["grade", *[f"judgment={j}" for j in levels], "total"],
+            rows,
+            title=f"{self.name}: grade x judgment counts".strip(": "),
+            notes=[f"multiclass Cohen's kappa (same categories): {self.multiclass_kappa():.4f}"],
+        )
+
+    def binarised_table(self) -> Table:
+        j = self.min_relevant
+        rows: list[list[int | str | float | None]] = []
+        for t in self.thresholds():
+            b = self.binary(t)
+            rows.append([f">={t}", b.tp, b.fp, b.tp + b.fp, b.kappa])
+            rows.append([f"<{t}", b.fn, b.tn, b.fn + b.tn, b.kappa])
+        return Table(
+            ["grade", f"judgment>={j}", f"judgment<{j}", "total", "kappa"],
+            rows,
+            title=f"{self.name}: binarised, grade >= T vs judgment >= {j}".strip(": "),
+        )
+
+    def metrics_table(self) -> Table:
+        rows: list[list[int | str | float | None]] = []
+        for t in self.thresholds():
+            b = self.binary(t)
+            rows.append([t, b.tp, b.fp, b.fn, b.tn, b.kappa, b.accuracy, b.precision, b.recall, b.f1])
+        return Table(
+            ["min_grade", "tp", "fp", "fn", "tn", "kappa", "accuracy", "precision", "recall", "f1"],
+            rows,
+            title=f"{self.name}: relevant = grade >= min_grade, judged relevant = judgment >= "
+            f"{self.min_relevant}".strip(": "),
+        )
+
+    def tables(self) -> list[Table]:
+        return [self.confusion_table(), self.binarised_table(), self.metrics_table()]
+
+
+@dataclass(frozen=True)
+class GradeMap:
+    """Grades to judgment levels by thresholds, e.g. ``5=3,4=1``: 5+ -> 3, 4 -> 1, below -> 0.
+
+    Lets a multiclass kappa compare a 0-5 grade scale with a 0-3 judgment scale the way the
+    TREMA-UNH LLMJudge submission did (best grade >= 5 -> 3, >= 4 -> 1, else 0).
+    """
+
+    steps: tuple[tuple[int, int], ...]
+
+    @classmethod
+    def parse(cls, spec: str) -> GradeMap:
+        from rubric.errors import UserError
+
+        steps = []
+        for part in spec.split(","):
+            left, sep, right = part.partition("=")
+            try:
+                if not sep:
+                    raise ValueError
+                steps.append((int(left), int(right)))
+            except ValueError:
+                raise UserError(
+                    f"--map: expected GRADE=LEVEL pairs like '5=3,4=1', got {part.strip()!r}"
+                ) from None
+        return cls(tuple(sorted(steps, reverse=True)))
+
+    def __call__(self, grade: int) -> int:
+        for threshold, level in self.steps:
+            if grade >= threshold:
+                return level
+        return 0

@@ -1,0 +1,51 @@
+"""Grid display (workbench paper §4.4): per query, passages x items with grade and answer.
+
+The grid shows patterns no single number does: an item every passage answers (too easy), an item
+nobody answers (wrong or off-topic), a relevant passage with an empty row (a gap in the bank).
+"""
+
+from __future__ import annotations
+
+from rubric.verify.items import short_id, snippet
+from rubric.verify.matrix import GradeMatrix
+from rubric.verify.table import Table
+
+
+def grid_tables(
+    matrix: GradeMatrix,
+    item_texts: dict[str, str] | None = None,
+    *,
+    answers: bool = True,
+    width: int = 60,
+) -> list[Table]:
+    """One table per query: a row per passage, a column per item (``grade`` or ``grade: answer``).
+
+    Columns are headed by the short item id (first 8 hex digits of its md5); the notes map them
+    back to full ids and texts.
+    """
+    texts = item_texts or {}
+    tables = []
+    for q in matrix.queries:
+        rows: list[list[str | int | float | None]] = []
+        for p in q.passages:
+            cells: list[str | int | float | None] = [q.query_id, p.passage_id, p.judgment]
+            for item in q.items:
+                if item not in p.grades:
+                    cells.append("")
+                elif answers and p.answers.get(item):
+                    cells.append(f"{p.grades[item]}: {snippet(p.answers[item], width)}")
+                else:
+                    cells.append(p.grades[item])
+            rows.append(cells)
+        legend = [
+            f"{short_id(i)} = {i}" + (f": {snippet(texts[i], 200)}" if i in texts else "") for i in q.items
+        ]
+        tables.append(
+            Table(
+                ["query_id", "passage_id", "judgment", *[short_id(i) for i in q.items]],
+                rows,
+                title=f"query {q.query_id}" + (f": {q.query_text}" if q.query_text else ""),
+                notes=legend,
+            )
+        )
+    return tables

@@ -1,0 +1,33 @@
+"""Missing in the test bank (workbench paper §4.4): relevant passages no item covers.
+
+A passage judged relevant whose best grade stays below the threshold holds information the bank
+does not ask about; reading it suggests the question or nugget to add.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from rubric.verify.items import snippet
+from rubric.verify.matrix import GradeMatrix
+from rubric.verify.table import Table
+
+
+def uncovered_table(matrix: GradeMatrix, min_judgment: int, min_grade: int, width: int = 200) -> Table:
+    """Passages with judgment >= ``min_judgment`` and best grade < ``min_grade``, per query."""
+    rows: list[list[str | int | float | None]] = []
+    relevant: Counter[str] = Counter()
+    for q, p in matrix.passages():
+        if p.judgment is None or p.judgment < min_judgment:
+            continue
+        relevant[q.query_id] += 1
+        best, item = p.best()
+        if best < min_grade:
+            rows.append([q.query_id, p.passage_id, p.judgment, best, item or "", snippet(p.text, width)])
+    n_rel = sum(relevant.values())
+    return Table(
+        ["query_id", "passage_id", "judgment", "best_grade", "best_item", "passage"],
+        rows,
+        title=f"passages judged >= {min_judgment} with no item graded >= {min_grade}",
+        notes=[f"{len(rows)} of {n_rel} relevant passages uncovered in {len(relevant)} queries"],
+    )
