@@ -88,3 +88,11 @@ def test_expand_paths(tmp_path):
     assert [p.name for p in expand_paths([tmp_path / "runs"])] == ["a", "b"]
     with pytest.raises(UserError, match="no such file"):
         expand_paths([tmp_path / "nope"])
+
+
+def test_run_text_after_the_tag_is_ignored_as_trec_eval_does(tmp_path):
+    path = tmp_path / "run.txt"
+    path.write_text("q1 Q0 a 1 2.0 tag more junk\nq2 Q0 b 1 1.0 tag\nq1 Q0 c 2 1.0 tag end\n")
+    run = read_run(path)
+    assert run.scores == {"q1": {"a": 2.0, "c": 1.0}, "q2": {"b": 1.0}}
+    assert run.name == "tag"

@@ -3,7 +3,8 @@
 * Columns are separated by any whitespace; lines starting with ``#`` are comments; doc ids may
   contain ``#`` (TREC RAG segment ids).
 * Qrels: ``qid iter docid rel`` (``iter`` is ignored: ``0``, ``Q0``, ``1`` ...).
-* Runs: ``qid Q0 docid rank score tag``. The rank column is ignored; scores are read as doubles
+* Runs: ``qid Q0 docid rank score tag``; text after the tag is ignored (as trec_eval 9.x does,
+  see its test file ``results.trunc``). The rank column is ignored; scores are read as doubles
   and stored as 32-bit floats, exactly as trec_eval 9.x (and NIST) do, so that near-equal scores
   tie; ties are ranked by docid descending (:func:`ranked`).
 * A line with the wrong number of columns, a bad number or a duplicate document is an error
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import groupby
 from pathlib import Path
@@ -47,7 +48,7 @@ class Run:
 
 def to_float32(values: list[str] | list[float]) -> list[float]:
     """Round to the nearest 32-bit float via double, as C's ``float x = atof(s)``."""
-    doubles = np.array(list(map(float, values)), dtype=np.float64)
+    doubles = np.array(values, dtype=np.float64)
     return doubles.astype(np.float32).astype(np.float64).tolist()
 
 
@@ -111,7 +112,7 @@ def _fail_run_line(path: str | Path, text: str, seen_note: str = "") -> UserErro
     """Find the first bad line of a run file to report it (slow path, only on errors)."""
     seen: set[tuple[str, str]] = set()
     for line_no, cols in _content_lines(text):
-        if len(cols) != 6:
+        if len(cols) < 6:
             return UserError(
                 f"{path}:{line_no}: a run line has 6 columns (qid Q0 docid rank score tag), found {len(cols)}"
             )
@@ -126,29 +127,46 @@ def _fail_run_line(path: str | Path, text: str, seen_note: str = "") -> UserErro
     return UserError(f"{path}: could not parse run file{seen_note}")
 
 
-def read_run(path: str | Path, name: str | None = None) -> Run:
-    """Read a run file (plain or gzip). ``name`` defaults to the run tag of its first line."""
+def read_run(path: str | Path, name: str | None = None, queries: Container[str] | None = None) -> Run:
+    """Read a run file (plain or gzip). ``name`` defaults to the run tag of its first line.
+
+    ``queries`` keeps only those queries: an evaluation against qrels never looks at the others,
+    so their scores are neither converted nor checked (trec_eval does not check them either:
+    it reads a bad number as 0); the column count of every line is still checked.
+    """
     original = read_text(path)
     text = _COMMENT_LINE.sub("", original) if "#" in original else original
     tokens = text.split()
     n_lines = text.count("\n") + (not text.endswith("\n"))
     if len(tokens) != 6 * n_lines:  # blank lines, or a bad line: count exactly
         n_lines = sum(1 for ln in text.splitlines() if ln and not ln.isspace())
-    if len(tokens) != 6 * n_lines:
-        raise _fail_run_line(path, original)
+    if len(tokens) != 6 * n_lines:  # trailing text after the tag (trec_eval ignores it), or a bad line
+        rows = [cols[:6] for _, cols in _content_lines(text) if len(cols) >= 6]
+        if len(rows) != n_lines:
+            raise _fail_run_line(path, original)
+        tokens = [t for row in rows for t in row]
     qids, docids, score_strs, tags = tokens[0::6], tokens[2::6], tokens[4::6], tokens[5::6]
+    blocks: list[tuple[str, int, int]] = []  # (query, first line, end line)
+    start = 0
+    for q, block in groupby(qids):  # runs list each query's documents together
+        end = start + sum(1 for _ in block)
+        if queries is None or q in queries:
+            blocks.append((q, start, end))
+        start = end
+    kept = score_strs if queries is None else [s for _, a, b in blocks for s in score_strs[a:b]]
     try:
-        scores = to_float32(score_strs)
+        scores = to_float32(kept)
     except ValueError:
         raise _fail_run_line(path, original) from None
     run: RunScores = {}
-    start = 0
-    for q, block in groupby(qids):  # runs list each query's documents together
-        end = start + len(list(block))
-        run.setdefault(q, {}).update(zip(docids[start:end], scores[start:end], strict=True))
-        start = end
-    if sum(len(v) for v in run.values()) != n_lines:
-        raise _fail_run_line(path, original)
+    offset = 0
+    for q, a, b in blocks:
+        docs = run.setdefault(q, {})
+        n_before = len(docs)
+        docs.update(zip(docids[a:b], scores[offset : offset + b - a], strict=True))
+        offset += b - a
+        if len(docs) - n_before != b - a:  # a document listed twice
+            raise _fail_run_line(path, original)
     tag_set = set(tags)
     run_name = name or (tags[0] if tags else Path(path).name)
     return Run(name=run_name, scores=run, path=Path(path), tags=tag_set)
