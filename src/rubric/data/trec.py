@@ -20,7 +20,6 @@ import os
 import re
 from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass, field
-from itertools import groupby
 from pathlib import Path
 
 import numpy as np
@@ -127,6 +126,36 @@ def _fail_run_line(path: str | Path, text: str, seen_note: str = "") -> UserErro
     return UserError(f"{path}: could not parse run file{seen_note}")
 
 
+def _query_blocks(qids: list[str]) -> list[tuple[str, int, int]]:
+    """``(query, first, end)`` of each stretch of equal query ids.
+
+    Runs list a query's lines together, so each stretch end is found by galloping and binary
+    search and then checked in C (``list.count``): a Python loop over every line would cost as
+    much as the parsing. A query split over several stretches is merged by the caller.
+    """
+    n, a, blocks = len(qids), 0, []
+    while a < n:
+        q, lo, step = qids[a], a, 1
+        hi = a + 1
+        while hi < n and qids[hi] == q:
+            lo, step = hi, step * 2
+            hi = a + step
+        hi = min(hi, n)
+        while hi - lo > 1:  # qids[lo] == q, and qids[hi] != q or hi == n
+            mid = (lo + hi) // 2
+            if qids[mid] == q:
+                lo = mid
+            else:
+                hi = mid
+        if qids[a:hi].count(q) != hi - a:  # not one stretch after all: walk it
+            hi = a + 1
+            while hi < n and qids[hi] == q:
+                hi += 1
+        blocks.append((q, a, hi))
+        a = hi
+    return blocks
+
+
 def read_run(path: str | Path, name: str | None = None, queries: Container[str] | None = None) -> Run:
     """Read a run file (plain or gzip). ``name`` defaults to the run tag of its first line.
 
@@ -146,13 +175,7 @@ def read_run(path: str | Path, name: str | None = None, queries: Container[str] 
             raise _fail_run_line(path, original)
         tokens = [t for row in rows for t in row]
     qids, docids, score_strs, tags = tokens[0::6], tokens[2::6], tokens[4::6], tokens[5::6]
-    blocks: list[tuple[str, int, int]] = []  # (query, first line, end line)
-    start = 0
-    for q, block in groupby(qids):  # runs list each query's documents together
-        end = start + sum(1 for _ in block)
-        if queries is None or q in queries:
-            blocks.append((q, start, end))
-        start = end
+    blocks = [(q, a, b) for q, a, b in _query_blocks(qids) if queries is None or q in queries]
     kept = score_strs if queries is None else [s for _, a, b in blocks for s in score_strs[a:b]]
     try:
         scores = to_float32(kept)
@@ -201,3 +224,49 @@ def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
         else:
             out.append(p)
     return out
+
+
+def _read_one(args: tuple[Path, str | None, frozenset[str] | None]) -> Run:
+    path, name, queries = args
+    return read_run(path, name=name, queries=queries)
+
+
+def run_name_from_file(path: str | Path) -> str:
+    """``input.UNH_bm25.gz`` -> ``UNH_bm25`` (TREC's submission file naming)."""
+    name = Path(path).name
+    for suffix in (".gz",):
+        name = name.removesuffix(suffix)
+    return name.removeprefix("input.")
+
+
+def read_runs(
+    paths: Iterable[str | Path],
+    queries: Iterable[str] | None = None,
+    name_from: str = "tag",
+    workers: int | None = None,
+) -> list[Run]:
+    """Read many runs, in parallel processes when there are several (parsing is CPU bound).
+
+    ``name_from`` is ``tag`` (column 6) or ``file`` (:func:`run_name_from_file`); two runs with
+    the same name are an error, since every report keys runs by name.
+    """
+    paths = list(map(Path, paths))
+    keep = frozenset(queries) if queries is not None else None
+    jobs = [(p, run_name_from_file(p) if name_from == "file" else None, keep) for p in paths]
+    workers = min(workers or os.cpu_count() or 1, len(jobs))
+    if workers > 1 and len(jobs) >= 4:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            runs = list(pool.map(_read_one, jobs, chunksize=max(1, len(jobs) // (4 * workers))))
+    else:
+        runs = [_read_one(job) for job in jobs]
+    seen: dict[str, Path | None] = {}
+    for run in runs:
+        if run.name in seen:
+            raise UserError(
+                f"{run.path}: run name {run.name!r} is also the name of {seen[run.name]}"
+                + (" (use --name-from file)" if name_from == "tag" else "")
+            )
+        seen[run.name] = run.path
+    return runs
