@@ -13,6 +13,7 @@ parsing is the expensive part, and a leaderboard or a correlation sweep reuses i
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -20,6 +21,7 @@ from rubric.data.trec import Qrels, RunScores
 from rubric.evaluate.measures import Measure
 
 GM_FLOOR = 1e-5  # trec_eval's MIN_GEO_MEAN
+_NUMERIC_PARAMS = re.compile(r"^[0-9.]+(,[0-9.]+)*$")
 
 
 @dataclass
@@ -73,19 +75,31 @@ class Evaluator:
         self.qrels = {q: docs for q, docs in qrels.items() if docs}
         self.measures = measures
         self.complete = complete
-        groups: list[tuple[int, dict[str, set[str]], list[Measure]]] = []  # (level, base->requests, ms)
+        # trec_eval takes one parameter list per measure: P.5 and P.10 are asked as P.10,5 (as
+        # pytrec_eval's wrapper does); a base asked twice otherwise (ndcg and ndcg.1=3) goes to
+        # a second evaluator.
+        groups: list[tuple[int, dict[str, list[str] | None], list[Measure]]] = []  # level, base->params
         for m in measures:
             lvl = level if m.level is None else m.level
-            for g_level, keys, members in groups:
-                if g_level == lvl and (m.key not in keys or m.request in keys[m.key]):
-                    keys.setdefault(m.key, set()).add(m.request)
-                    members.append(m)
-                    break
+            base, _, params = m.request.partition(".")
+            numeric = _NUMERIC_PARAMS.match(params) if params else None
+            for g_level, bases, members in groups:
+                if g_level != lvl:
+                    continue
+                if base not in bases:
+                    bases[base] = params.split(",") if numeric else None
+                elif numeric and bases[base] is not None:
+                    bases[base] += [p for p in params.split(",") if p not in bases[base]]
+                elif not (params == "" and bases[base] is None and m.request == base):
+                    continue
+                members.append(m)
+                break
             else:
-                groups.append((lvl, {m.key: {m.request}}, [m]))
+                groups.append((lvl, {base: params.split(",") if numeric else None}, [m]))
         self._groups = []
-        for lvl, _, members in groups:
-            requests = {m.request for m in members}
+        for lvl, bases, members in groups:
+            requests = {m.request for m in members if bases.get(m.request.partition(".")[0]) is None}
+            requests |= {f"{b}.{','.join(ps)}" for b, ps in bases.items() if ps is not None}
             evaluator = _RelevanceEvaluator(
                 query_relevance=self.qrels,
                 measures=requests,
