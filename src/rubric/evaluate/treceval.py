@@ -129,6 +129,7 @@ class Evaluator:
                         v = 0.0
                     column[q] = math.exp(v) if m.aggregate == "gmean" else v
                 result.values[m] = column
+        result.values = {m: result.values[m] for m in self.measures}  # the order asked for
         return result
 
 
