@@ -23,6 +23,13 @@ COUNT_MEASURES = frozenset({"num_q", "num_ret", "num_rel", "num_rel_ret", "num_n
 #: Not numbers (trec_eval prints the run tag and a string of relevance digits).
 STRING_MEASURES = frozenset({"runid", "relstring"})
 
+#: The order trec_eval 9.0.8 prints its measures in (``-m all_trec``).
+TREC_EVAL_ORDER = (
+    "runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank iprec_at_recall P relstring "
+    "recall infAP gm_bpref Rprec_mult utility 11pt_avg binG G ndcg ndcg_rel Rndcg ndcg_cut map_cut "
+    "relative_P success set_P set_relative_P set_recall set_map set_F num_nonrel_judged_ret"
+).split()
+
 #: trec_eval measures that ignore the relevance level (``-l``): they use the raw grades.
 GRADED_MEASURES = ("ndcg", "ndcg_cut", "ndcg_rel", "Rndcg", "G", "binG", "utility")
 
@@ -87,7 +94,8 @@ def _trec_eval_measures(text: str, label: str, level: int | None) -> list[Measur
     supported, nicknames = _supported()
     if text in nicknames:
         out: list[Measure] = []
-        for base in sorted(nicknames[text]):
+        order = {name: i for i, name in enumerate(TREC_EVAL_ORDER)}
+        for base in sorted(nicknames[text], key=lambda b: (order.get(b, len(order)), b)):
             if base not in STRING_MEASURES:
                 out.extend(_trec_eval_measures(base, base, level))
         return out
