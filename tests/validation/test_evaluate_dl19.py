@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 
 from rubric.data.trec import expand_paths, read_qrels, read_runs
-from rubric.evaluate.leaderboard import leaderboard
+from rubric.evaluate.leaderboards import leaderboard
 
 NIST_MEASURES = [
     "map",

@@ -144,7 +144,7 @@ def leaderboard_command(
     Example: rubric evaluate leaderboard --qrels rubric.qrels --run runs/ -m nDCG@10 -m "AP(rel=2)"
     """
     from rubric.data.trec import expand_paths
-    from rubric.evaluate.leaderboard import evaluate_runs, report_from
+    from rubric.evaluate.leaderboards import evaluate_runs, report_from
     from rubric.evaluate.measures import wants_runid
     from rubric.evaluate.treceval import trec_eval_lines
 
@@ -195,7 +195,7 @@ def cover_command(
     """
     from rubric.data.jsonl import read_bank
     from rubric.data.select import GradeFilter
-    from rubric.evaluate.cover import cover
+    from rubric.evaluate.coverage import cover
 
     _check_choice("--format", fmt, ("tsv", "json", "latex"))
     if prompt_type is not None:
@@ -325,7 +325,7 @@ def compare_command(
     --test randomization
     """
     from rubric.data.trec import expand_paths
-    from rubric.evaluate.leaderboard import evaluate_runs
+    from rubric.evaluate.leaderboards import evaluate_runs
     from rubric.evaluate.significance import CORRECTIONS, TESTS, adjust, compare, comparisons_tsv
 
     _check_choice("--test", test, TESTS)

@@ -9,7 +9,7 @@ from rubric.data.jsonl import read_passages
 from rubric.data.models import QuestionItem, TestBank
 from rubric.data.select import GradeFilter
 from rubric.errors import UserError
-from rubric.evaluate.cover import cover
+from rubric.evaluate.coverage import cover
 
 QSR = "QuestionSelfRatedUnanswerablePromptWithChoices"
 

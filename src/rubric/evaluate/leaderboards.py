@@ -1,4 +1,5 @@
-"""Leaderboards: many runs x many measures against one qrels, exactly as trec_eval 9.0.8 scores them.
+"""Leaderboards (module named in the plural so that ``rubric.evaluate.leaderboard`` is the
+function): many runs x many measures against one qrels, exactly as trec_eval 9.0.8 scores them.
 
 The qrels are handed to trec_eval once (one :class:`~rubric.evaluate.treceval.Evaluator` per
 relevance level) and every run is evaluated against them; runs are read in parallel and only

@@ -8,7 +8,7 @@ import math
 import pytest
 
 from rubric.data.trec import read_qrels
-from rubric.evaluate.leaderboard import evaluate_runs, leaderboard
+from rubric.evaluate.leaderboards import evaluate_runs, leaderboard
 from rubric.evaluate.treceval import trec_eval_lines
 
 
@@ -67,3 +67,11 @@ def test_trec_eval_lines_format(tiny, qrels):
     assert "num_ret               \tq1\t3" in lines
     assert lines[-3:] == ["runid                 \tall\talpha", "map                   \tall\t0.5185",
                           "num_ret               \tall\t8"]  # fmt: skip
+
+
+def test_python_api_from_package(tiny):
+    import rubric.evaluate as ev
+
+    report = ev.leaderboard(tiny / "qrels.txt", [tiny / "run.alpha", tiny / "run.beta"], ["map"])
+    assert isinstance(report, ev.Report)
+    assert report.values("map") == pytest.approx({"alpha": 0.5185185, "beta": 0.5833333})
