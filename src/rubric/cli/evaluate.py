@@ -112,7 +112,8 @@ def leaderboard_command(
         "-m",
         help="Measure (repeatable): trec_eval names (ndcg_cut.10, P.5,10, map, recip_rank, Rprec, "
         "recall.1000, bpref, official, all_trec, ...) or ir_measures names (nDCG@10, P(rel=2)@20, "
-        "AP(rel=2), RR, R@1000). The first one orders the leaderboard.",
+        "AP(rel=2), RR, R@1000), or alpha_nDCG@k over per-item qrels (--per-item). The first one "
+        "orders the leaderboard.",
     ),
     level: int = typer.Option(1, "--level", "-l", help="trec_eval -l: grades >= this are relevant."),
     complete: bool = typer.Option(

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from rubric.data.trec import Qrels, Run, RunScores, read_qrels, read_runs
+from rubric.evaluate.alpha_ndcg import max_qrels, read_item_qrels
 from rubric.evaluate.measures import Measure, parse_measures
 from rubric.evaluate.report import Report, Score
 from rubric.evaluate.treceval import Evaluator, QueryValues
@@ -51,9 +52,13 @@ def evaluate_runs(
     name_from: str = "tag",
 ) -> list[QueryValues]:
     """Per-query values of every run (trec_eval ``-q`` output as data)."""
-    qrels = load_qrels(qrels)
     ms = as_measures(measures)
-    evaluator = Evaluator(qrels, ms, level=level, complete=complete, judged_only=judged_only)
+    items = None
+    if any(m.needs_items for m in ms) and not isinstance(qrels, dict):
+        items = read_item_qrels(qrels)  # per-item qrels; trec_eval measures see the best grade
+        qrels = max_qrels(items)
+    qrels = load_qrels(qrels)
+    evaluator = Evaluator(qrels, ms, level=level, complete=complete, judged_only=judged_only, items=items)
     return [evaluator.evaluate(r.scores, r.name) for r in load_runs(runs, qrels.keys(), name_from)]
 
 

@@ -49,6 +49,13 @@ class Measure:
     key: str
     label: str
     level: int | None = None
+    alpha: float | None = None  # alpha-nDCG (computed here, over per-item qrels), else None
+    cutoff: int = 0
+
+    @property
+    def needs_items(self) -> bool:
+        """Computed by :mod:`rubric.evaluate.alpha_ndcg` over per-item qrels, not by trec_eval."""
+        return self.alpha is not None
 
     @property
     def aggregate(self) -> str:
@@ -143,8 +150,30 @@ IR_NAMES: dict[str, tuple[str | None, str | None, bool]] = {
 }
 
 
+def _alpha_ndcg(text: str, args: str | None, cutoff: str | None) -> list[Measure]:
+    alpha, level = 0.5, None
+    for arg in filter(None, (a.strip() for a in (args or "").split(","))):
+        key, _, value = (x.strip() for x in arg.partition("="))
+        try:
+            if key == "alpha" and 0 <= float(value) <= 1:
+                alpha = float(value)
+                continue
+            if key == "rel":
+                level = int(value)
+                continue
+        except ValueError:
+            pass
+        raise UserError(f"-m: {text}: parameters are alpha=A (0..1) and rel=N, got {arg!r}")
+    if cutoff is None or not cutoff.isdigit() or int(cutoff) < 1:
+        raise UserError(f"-m: {text} needs an integer cutoff, e.g. alpha_nDCG@10")
+    name = f"alpha_ndcg_cut_{cutoff}"
+    return [Measure(name, "alpha_nDCG", name, text, level, alpha=alpha, cutoff=int(cutoff))]
+
+
 def _ir_measures(text: str) -> list[Measure] | None:
     m = _IR_MEASURES.match(text)
+    if m and m["name"] == "alpha_nDCG":
+        return _alpha_ndcg(text, m["args"], m["cutoff"])
     if not m or m["name"] not in IR_NAMES:
         return None
     plain, cut_base, takes_rel = IR_NAMES[m["name"]]
@@ -174,7 +203,9 @@ def _ir_measures(text: str) -> list[Measure] | None:
 
 def known_names() -> list[str]:
     supported, nicknames = _supported()
-    ir_names = [f"{n}@10" if plain is None else n for n, (plain, _, _) in IR_NAMES.items()]
+    ir_names = [f"{n}@10" if plain is None else n for n, (plain, _, _) in IR_NAMES.items()] + [
+        "alpha_nDCG@10"
+    ]
     return sorted(supported | set(nicknames)) + ir_names
 
 

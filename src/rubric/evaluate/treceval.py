@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from rubric.data.trec import Qrels, RunScores
+from rubric.errors import UserError
+from rubric.evaluate.alpha_ndcg import ItemQrels, alpha_ndcg
 from rubric.evaluate.measures import Measure
 
 GM_FLOOR = 1e-5  # trec_eval's MIN_GEO_MEAN
@@ -69,17 +71,22 @@ class Evaluator:
         level: int = 1,
         complete: bool = False,
         judged_only: bool = False,
+        items: ItemQrels | None = None,
     ) -> None:
         from pytrec_eval import _RelevanceEvaluator
 
         self.qrels = {q: docs for q, docs in qrels.items() if docs}
         self.measures = measures
         self.complete = complete
+        self.level = level
+        self.items = items
+        if items is None and any(m.needs_items for m in measures):
+            raise UserError("-m: alpha_nDCG needs per-item qrels (`rubric evaluate qrels --per-item`)")
         # trec_eval takes one parameter list per measure: P.5 and P.10 are asked as P.10,5 (as
         # pytrec_eval's wrapper does); a base asked twice otherwise (ndcg and ndcg.1=3) goes to
         # a second evaluator.
         groups: list[tuple[int, dict[str, list[str] | None], list[Measure]]] = []  # level, base->params
-        for m in measures:
+        for m in (m for m in measures if not m.needs_items):
             lvl = level if m.level is None else m.level
             base, _, params = m.request.partition(".")
             numeric = _NUMERIC_PARAMS.match(params) if params else None
@@ -129,6 +136,10 @@ class Evaluator:
                         v = 0.0
                     column[q] = math.exp(v) if m.aggregate == "gmean" else v
                 result.values[m] = column
+        for m in (m for m in self.measures if m.needs_items):
+            assert self.items is not None and m.alpha is not None
+            lvl = self.level if m.level is None else m.level
+            result.values[m] = alpha_ndcg(self.items, scores, queries, m.cutoff, m.alpha, lvl)
         result.values = {m: result.values[m] for m in self.measures}  # the order asked for
         return result
 
