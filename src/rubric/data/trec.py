@@ -156,14 +156,79 @@ def _query_blocks(qids: list[str]) -> list[tuple[str, int, int]]:
     return blocks
 
 
+def _read_judged(text: str, queries: Container[str]) -> tuple[RunScores, str, set[str]] | None:
+    """Fast path of :func:`read_run` for the queries that are evaluated (None: use the full path).
+
+    TREC DL runs cover 200 queries of which 43 are judged: splitting only their lines into
+    columns halves the time of reading a run. The query id of every line is found with numpy
+    (line starts, first whitespace, a byte window compared with the previous line), so stretches
+    of lines of one query are found exactly without a Python loop over the lines. Files with
+    comments, CR line ends, blank or indented lines, or extra columns take the full path.
+    """
+    data = text.encode()
+    if not data or b"#" in data or b"\r" in data:
+        return None
+    arr = np.frombuffer(data, np.uint8)
+    ends = np.flatnonzero(arr == 10)
+    if data[-1] != 10:
+        ends = np.append(ends, len(data))
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    if np.any(ends == starts) or np.any((arr[starts] == 32) | (arr[starts] == 9)):
+        return None
+    spaces = np.flatnonzero((arr == 32) | (arr == 9))
+    at = np.searchsorted(spaces, starts)
+    if at.size and at[-1] >= spaces.size:
+        return None
+    qend = spaces[at]
+    if np.any(qend >= ends):
+        return None
+    lengths = qend - starts
+    width = int(lengths.max())
+    if width > 64:
+        return None
+    columns = np.arange(width)
+    window = arr[np.minimum(starts[:, None] + columns, len(arr) - 1)]
+    window = np.where(columns < lengths[:, None], window, 0)
+    cuts = (np.flatnonzero(np.any(window[1:] != window[:-1], axis=1)) + 1).tolist()
+    first = data[starts[0] : ends[0]].decode().split()
+    if len(first) != 6:
+        return None
+    run: RunScores = {}
+    tags = {first[5]}
+    starts_l, ends_l, qend_l = starts.tolist(), ends.tolist(), qend.tolist()
+    for a, b in zip([0, *cuts], [*cuts, len(starts_l)], strict=True):
+        q = data[starts_l[a] : qend_l[a]].decode()
+        if q not in queries:
+            continue
+        tokens = data[starts_l[a] : ends_l[b - 1]].decode().split()
+        if len(tokens) != 6 * (b - a):
+            return None
+        try:
+            scores = to_float32(tokens[4::6])
+        except ValueError:
+            return None
+        docs = run.setdefault(q, {})
+        n_before = len(docs)
+        docs.update(zip(tokens[2::6], scores, strict=True))
+        if len(docs) - n_before != b - a:
+            return None
+        tags.update(tokens[5::6])
+    return run, first[5], tags
+
+
 def read_run(path: str | Path, name: str | None = None, queries: Container[str] | None = None) -> Run:
     """Read a run file (plain or gzip). ``name`` defaults to the run tag of its first line.
 
     ``queries`` keeps only those queries: an evaluation against qrels never looks at the others,
-    so their scores are neither converted nor checked (trec_eval does not check them either:
-    it reads a bad number as 0); the column count of every line is still checked.
+    so only their query ids are read (see :func:`_read_judged`); their other columns are not
+    checked (trec_eval reads a bad number as 0 and does not check them either).
     """
     original = read_text(path)
+    if queries is not None:
+        fast = _read_judged(original, queries)
+        if fast is not None:
+            run, first_tag, tag_set = fast
+            return Run(name=name or first_tag, scores=run, path=Path(path), tags=tag_set)
     text = _COMMENT_LINE.sub("", original) if "#" in original else original
     tokens = text.split()
     n_lines = text.count("\n") + (not text.endswith("\n"))
