@@ -189,18 +189,22 @@ def _read_judged(text: str, queries: Container[str]) -> tuple[RunScores, str, se
     columns = np.arange(width)
     window = arr[np.minimum(starts[:, None] + columns, len(arr) - 1)]
     window = np.where(columns < lengths[:, None], window, 0)
-    cuts = (np.flatnonzero(np.any(window[1:] != window[:-1], axis=1)) + 1).tolist()
+    cuts = np.flatnonzero(np.any(window[1:] != window[:-1], axis=1)) + 1
     first = data[starts[0] : ends[0]].decode().split()
     if len(first) != 6:
         return None
     run: RunScores = {}
     tags = {first[5]}
-    starts_l, ends_l, qend_l = starts.tolist(), ends.tolist(), qend.tolist()
-    for a, b in zip([0, *cuts], [*cuts, len(starts_l)], strict=True):
-        q = data[starts_l[a] : qend_l[a]].decode()
+    first_line = np.concatenate(([0], cuts))
+    last_line = np.concatenate((cuts, [len(starts)])) - 1
+    spans = zip(starts[first_line].tolist(), qend[first_line].tolist(), ends[last_line].tolist(), strict=True)
+    for (a_byte, q_end, b_byte), a, b in zip(
+        spans, first_line.tolist(), (last_line + 1).tolist(), strict=True
+    ):
+        q = data[a_byte:q_end].decode()
         if q not in queries:
             continue
-        tokens = data[starts_l[a] : ends_l[b - 1]].decode().split()
+        tokens = data[a_byte:b_byte].decode().split()
         if len(tokens) != 6 * (b - a):
             return None
         try:
