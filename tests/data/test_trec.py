@@ -88,3 +88,26 @@ def test_expand_paths(tmp_path):
     assert [p.name for p in expand_paths([tmp_path / "runs"])] == ["a", "b"]
     with pytest.raises(UserError, match="no such file"):
         expand_paths([tmp_path / "nope"])
+
+
+def test_run_text_after_the_tag_is_ignored_as_trec_eval_does(tmp_path):
+    path = tmp_path / "run.txt"
+    path.write_text("q1 Q0 a 1 2.0 tag more junk\nq2 Q0 b 1 1.0 tag\nq1 Q0 c 2 1.0 tag end\n")
+    run = read_run(path)
+    assert run.scores == {"q1": {"a": 2.0, "c": 1.0}, "q2": {"b": 1.0}}
+    assert run.name == "tag"
+
+
+def test_read_run_with_queries_equals_the_full_read(tmp_path):
+    stretches = [("10", 0), ("2", 0), ("3", 0), ("10", 5)]
+    lines = [f"{q} Q0 d{i + o} {i} {1.0 / (i + 1):.6f} tag" for q, o in stretches for i in range(5)]
+    path = tmp_path / "run.txt"
+    path.write_text("\n".join(lines))  # no final newline; query 10 in two stretches
+    full = read_run(path)
+    for keep in ({"10"}, {"2", "3"}, {"10", "3", "9"}):
+        part = read_run(path, queries=keep)
+        assert part.scores == {q: v for q, v in full.scores.items() if q in keep}
+        assert part.name == "tag"
+    (tmp_path / "dup.txt").write_text("1 Q0 a 1 1.0 t\n1 Q0 a 2 0.5 t\n")
+    with pytest.raises(UserError, match="dup.txt:2: document a appears twice"):
+        read_run(tmp_path / "dup.txt", queries={"1"})

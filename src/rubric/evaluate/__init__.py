@@ -1,4 +1,45 @@
 """Phase 4: turn grades into system scores (qrels, leaderboards, Cover, nuggets, correlation).
 
-Never imports torch or transformers.
+The Python API the CLI calls::
+
+    from rubric.evaluate import leaderboard
+    report = leaderboard("qrels.txt", ["runs/"], ["nDCG@10", "AP(rel=2)"], level=1)
+    print(report.to_tsv())            # also .to_json(), .to_latex(), .values("nDCG@10")
+
+Names are imported lazily (PEP 562) so that ``rubric.evaluate.labels`` and the CLI stay light:
+pytrec_eval and scipy load only when a function that needs them is used. Never imports torch
+or transformers.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "leaderboard": "rubric.evaluate.leaderboards",
+    "evaluate_runs": "rubric.evaluate.leaderboards",
+    "Report": "rubric.evaluate.report",
+    "Score": "rubric.evaluate.report",
+    "Evaluator": "rubric.evaluate.treceval",
+    "parse_measures": "rubric.evaluate.measures",
+    "build_qrels": "rubric.evaluate.qrels",
+    "cover": "rubric.evaluate.coverage",
+    "correlate": "rubric.evaluate.correlation",
+    "read_official": "rubric.evaluate.correlation",
+    "sweep": "rubric.evaluate.correlation",
+    "compare": "rubric.evaluate.significance",
+    "LabelRule": "rubric.evaluate.labels",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'rubric.evaluate' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -1,0 +1,342 @@
+"""`rubric evaluate`: qrels from grades, trec_eval-exact leaderboards, Cover, correlation, significance.
+
+Thin: parse options, call :mod:`rubric.evaluate`, print. Nothing heavy (pytrec_eval, scipy) is
+imported before a command runs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from rubric.cli.common import info, phase_app
+
+app = phase_app("Turn grades into system scores: qrels, leaderboards, Cover, correlation, significance.")
+
+_SELECTION_HELP = "Grades of this {}; needed only when the file holds several kinds."
+
+
+def _prompt_class_option():
+    return typer.Option(None, "--prompt-class", help=_SELECTION_HELP.format("prompt class"))
+
+
+def _llm_option():
+    return typer.Option(None, "--llm", help=_SELECTION_HELP.format("LLM"))
+
+
+def _prompt_type_option():
+    return typer.Option(None, "--prompt-type", help="Grades of this type: question, nugget or direct.")
+
+
+def _emit(text: str, output: Path | None) -> None:
+    """Results go to ``-o`` (written atomically) or stdout."""
+    if output is None:
+        typer.echo(text, nl=False)
+        return
+    from rubric.data.files import atomic_write
+
+    with atomic_write(output) as f:
+        f.write(text)
+    info(f"wrote {output}")
+
+
+def _check_choice(option: str, value: str, choices: tuple[str, ...]) -> None:
+    from rubric.errors import UserError
+
+    if value not in choices:
+        raise UserError(f"{option}: expected one of {', '.join(choices)}, got {value!r}")
+
+
+def _read_passages(path: Path):
+    from rubric.data.jsonl import read_passages
+
+    return list(read_passages(path))
+
+
+@app.command("qrels")
+def qrels_command(
+    graded: Path = typer.Argument(..., help="Graded passages file (.jsonl or .jsonl.gz)."),
+    output: Path = typer.Option(..., "--output", "-o", help="Qrels file to write (TREC format)."),
+    prompt_class: str | None = _prompt_class_option(),
+    llm: str | None = _llm_option(),
+    prompt_type: str | None = _prompt_type_option(),
+    label: str = typer.Option(
+        "max",
+        "--label",
+        help="Label of a passage: 'max' (best grade over the items), 'count' (items graded >= "
+        "--min-grade; for answer-verification prompts the correct items) or 'nth:M' (M-th best "
+        "grade: at least M items). Direct prompts: their grade.",
+    ),
+    min_grade: int = typer.Option(1, "--min-grade", help="Threshold of --label count."),
+    per_item: bool = typer.Option(
+        False, "--per-item", help="One line per (passage, item), item id in column 2 (intent-aware qrels)."
+    ),
+) -> None:
+    """Rubric-Qrels / EXAM-Qrels: one relevance label per graded passage.
+
+    Passages without a grade of the selected kind get no line; their number is printed. Use the
+    qrels with `rubric evaluate leaderboard -l T` (or trec_eval -l T) to count grades >= T as
+    relevant; nDCG uses the labels as gains.
+
+    Example: rubric evaluate qrels graded.jsonl.gz --prompt-class NuggetSelfRatedPrompt -o rubric.qrels
+    """
+    from rubric.data.select import GradeFilter
+    from rubric.data.trec import write_qrels
+    from rubric.evaluate.labels import LabelRule
+    from rubric.evaluate.qrels import build_qrels
+
+    if prompt_type is not None:
+        _check_choice("--prompt-type", prompt_type, ("question", "nugget", "direct"))
+    rule = LabelRule.parse(label, min_grade)
+    queries = _read_passages(graded)
+    result = build_qrels(queries, GradeFilter(prompt_class, llm, prompt_type), rule, per_item, str(graded))
+    write_qrels(output, result.rows)
+    info(
+        f"wrote {output}: {len(result.rows)} lines from {result.passages - result.ungraded} graded passages "
+        f"({result.kind})"
+    )
+    if result.ungraded:
+        info(f"{result.ungraded} of {result.passages} passages have no such grade and got no line")
+
+
+@app.command("leaderboard")
+def leaderboard_command(
+    runs: list[Path] = typer.Option(
+        ..., "--run", "-r", help="Run files (TREC format, plain or .gz) or directories of runs (repeatable)."
+    ),
+    qrels: Path = typer.Option(..., "--qrels", help="Qrels file (TREC format, plain or .gz)."),
+    measures: list[str] = typer.Option(
+        ...,
+        "--measure",
+        "-m",
+        help="Measure (repeatable): trec_eval names (ndcg_cut.10, P.5,10, map, recip_rank, Rprec, "
+        "recall.1000, bpref, official, all_trec, ...) or ir_measures names (nDCG@10, P(rel=2)@20, "
+        "AP(rel=2), RR, R@1000), or alpha_nDCG@k over per-item qrels (--per-item). The first one "
+        "orders the leaderboard.",
+    ),
+    level: int = typer.Option(1, "--level", "-l", help="trec_eval -l: grades >= this are relevant."),
+    complete: bool = typer.Option(
+        False,
+        "--complete",
+        "-c",
+        help="trec_eval -c: average over all qrels queries (a missing query scores 0).",
+    ),
+    judged_only: bool = typer.Option(
+        False, "--judged-only", "-J", help="trec_eval -J: drop unjudged documents."
+    ),
+    per_query: bool = typer.Option(False, "--per-query", "-q", help="Also per-query values (trec_eval -q)."),
+    fmt: str = typer.Option(
+        "tsv",
+        "--format",
+        "-f",
+        help="tsv (run, measure, value, stderr, n_queries; with -q: run, measure, query, value), json, "
+        "latex, or trec_eval (exactly trec_eval's output, run after run).",
+    ),
+    name_from: str = typer.Option("tag", "--name-from", help="Run name: 'tag' (column 6) or 'file'."),
+    digits: int = typer.Option(4, "--digits", help="Decimals in tsv (trec_eval prints 4)."),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
+) -> None:
+    """Score runs against qrels, exactly as trec_eval 9.0.8 does.
+
+    Run scores are read as 32-bit floats and ties broken by docid descending, as trec_eval and
+    NIST do. stderr is the sample standard deviation of the per-query values over sqrt(n).
+
+    Example: rubric evaluate leaderboard --qrels rubric.qrels --run runs/ -m nDCG@10 -m "AP(rel=2)"
+    """
+    from rubric.data.trec import expand_paths
+    from rubric.evaluate.leaderboards import evaluate_runs, report_from
+    from rubric.evaluate.measures import wants_runid
+    from rubric.evaluate.treceval import trec_eval_lines
+
+    _check_choice("--format", fmt, ("tsv", "json", "latex", "trec_eval"))
+    _check_choice("--name-from", name_from, ("tag", "file"))
+    results = evaluate_runs(
+        qrels, expand_paths(runs), measures, level, complete, judged_only, name_from=name_from
+    )
+    if fmt == "trec_eval":
+        runid = wants_runid(measures)
+        text = "".join(line + "\n" for r in results for line in trec_eval_lines(r, per_query, runid))
+    else:
+        text = report_from(results).render(fmt, digits, per_query)
+    _emit(text, output)
+    info(f"scored {len(results)} runs")
+
+
+@app.command("cover")
+def cover_command(
+    graded: Path = typer.Argument(
+        ..., help="Graded passages file with rankings (from `rubric convert runs`)."
+    ),
+    k: int = typer.Option(20, "-k", "--top-k", min=1, help="Passages of each run that count, per query."),
+    min_grade: int = typer.Option(
+        4, "--min-grade", "-T", help="An item is answered by a passage graded >= this (1 for answer checks)."
+    ),
+    normalized: bool = typer.Option(
+        False, "--normalized", help="Divide by the items some pooled passage answers, not all items."
+    ),
+    bank: Path | None = typer.Option(
+        None,
+        "--bank",
+        help="Test bank: its queries are the queries and its items the denominator. Without it: the "
+        "file's queries and the items found in their grades.",
+    ),
+    prompt_class: str | None = _prompt_class_option(),
+    llm: str | None = _llm_option(),
+    prompt_type: str | None = _prompt_type_option(),
+    fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, json or latex."),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
+) -> None:
+    """Rubric-Cover@k per run: share of a query's items answered by the run's first k passages.
+
+    Runs come from the rankings stored in the passages file. Every run is averaged over all
+    queries (of the bank, or of the file): a query where a run has no passage counts as 0.
+
+    Example: rubric evaluate cover graded.jsonl.gz -k 20 --min-grade 4 --bank questions.jsonl.gz
+    """
+    from rubric.data.jsonl import read_bank
+    from rubric.data.select import GradeFilter
+    from rubric.evaluate.coverage import cover
+
+    _check_choice("--format", fmt, ("tsv", "json", "latex"))
+    if prompt_type is not None:
+        _check_choice("--prompt-type", prompt_type, ("question", "nugget"))
+    banks = list(read_bank(bank)) if bank else None
+    report = cover(
+        _read_passages(graded),
+        k,
+        min_grade,
+        GradeFilter(prompt_class, llm, prompt_type),
+        banks,
+        normalized,
+        str(graded),
+    )
+    _emit(report.render(fmt), output)
+
+
+@app.command("correlate")
+def correlate_command(
+    official: Path = typer.Option(
+        ..., "--official", help='Official leaderboard: {"run": rank} JSON, or a TSV of scores per run.'
+    ),
+    leaderboard: Path | None = typer.Option(
+        None, "--leaderboard", "-L", help="Our leaderboard TSV (from `rubric evaluate leaderboard`)."
+    ),
+    measure: str | None = typer.Option(
+        None, "--measure", help="Measure of the leaderboard TSV to rank by (default: its first)."
+    ),
+    official_measure: str | None = typer.Option(
+        None, "--official-measure", help="Score column of an official TSV (default: --measure)."
+    ),
+    digits: int = typer.Option(
+        4,
+        "--digits",
+        help="Round our scores to this many decimals before ranking (4 = as trec_eval prints them, "
+        "which the original tool did; -1 = full precision).",
+    ),
+    sweep: bool = typer.Option(
+        False, "--sweep", help="Evaluate and correlate the grid --qrels x --level x -m in one call."
+    ),
+    qrels: list[Path] = typer.Option(
+        None, "--qrels", help="--sweep: qrels files or directories (repeatable)."
+    ),
+    runs: list[Path] = typer.Option(None, "--run", "-r", help="--sweep: runs or directories (repeatable)."),
+    measures: list[str] = typer.Option(None, "-m", "--metric", help="--sweep: measures (repeatable)."),
+    levels: list[int] = typer.Option(None, "--level", "-l", help="--sweep: relevance levels (default 1)."),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
+) -> None:
+    """Spearman and Kendall tau-b between our ranking of runs and the official one.
+
+    Ties get average ranks (scipy). Runs on one side only are listed and left out; fewer than 3
+    common runs is an error. --sweep writes `method, min_rating, trec_eval_metric, spearman,
+    kendall` for every qrels file x level x measure, like the original tool's correlation tables.
+
+    Example: rubric evaluate correlate --sweep --qrels phase3-qrels/ --run runs/ --official
+    official.json -m ndcg_cut.10 -m map -l 1 -l 4
+    """
+    from rubric.data.trec import expand_paths
+    from rubric.errors import UserError
+    from rubric.evaluate.correlation import correlate, read_official, read_scores, sweep_tsv
+    from rubric.evaluate.correlation import sweep as run_sweep
+
+    rounding = None if digits < 0 else digits
+    off = read_official(official, official_measure or measure)
+    if sweep:
+        if leaderboard is not None:
+            raise UserError("--leaderboard: not used with --sweep (it evaluates --run against --qrels)")
+        for opt, val in (("--qrels", qrels), ("--run", runs), ("-m", measures)):
+            if not val:
+                raise UserError(f"{opt}: --sweep needs it")
+        rows, first = run_sweep(
+            expand_paths(qrels), expand_paths(runs), off, measures, levels or [1], rounding
+        )
+        if first.only_ours:
+            info(
+                f"left out {len(first.only_ours)} runs not on the official leaderboard: "
+                + ", ".join(first.only_ours)
+            )
+        if first.only_official:
+            info(f"official runs without a run file: {', '.join(first.only_official)}")
+        _emit(sweep_tsv(rows), output)
+        return
+    if leaderboard is None:
+        raise UserError("--leaderboard: give our leaderboard TSV (or use --sweep)")
+    for opt, val in (("--qrels", qrels), ("--run", runs), ("-m", measures), ("--level", levels)):
+        if val:
+            raise UserError(f"{opt}: only used with --sweep")
+    result = correlate(read_scores(leaderboard, measure), off, rounding)
+    if result.only_ours:
+        info(f"left out runs not on the official leaderboard: {', '.join(result.only_ours)}")
+    if result.only_official:
+        info(f"left out official runs missing from {leaderboard}: {', '.join(result.only_official)}")
+    _emit(f"runs\tspearman\tkendall\n{result.n}\t{result.spearman:.3f}\t{result.kendall:.3f}\n", output)
+
+
+@app.command("compare")
+def compare_command(
+    runs: list[Path] = typer.Option(..., "--run", "-r", help="Run files or directories (at least two runs)."),
+    qrels: Path = typer.Option(..., "--qrels", help="Qrels file (TREC format)."),
+    measures: list[str] = typer.Option(..., "--measure", "-m", help="Measure(s), as in `leaderboard`."),
+    test: str = typer.Option("t", "--test", help="t (paired t-test), randomization or bootstrap."),
+    correction: str = typer.Option(
+        "holm", "--correction", help="holm, bonferroni or none, over all pairs and measures."
+    ),
+    baseline: str | None = typer.Option(
+        None, "--baseline", help="Compare every run with this run only (default: all pairs)."
+    ),
+    level: int = typer.Option(1, "--level", "-l", help="trec_eval -l: grades >= this are relevant."),
+    complete: bool = typer.Option(
+        False,
+        "--complete",
+        "-c",
+        help="Every qrels query counts (missing = 0); else the queries both runs have.",
+    ),
+    n_resamples: int = typer.Option(10_000, "--resamples", min=100, help="Permutations / bootstrap samples."),
+    seed: int = typer.Option(42, "--seed", help="Seed of the resampling tests."),
+    alpha: float = typer.Option(0.05, "--alpha", help="Significance level for the 'significant' column."),
+    name_from: str = typer.Option("tag", "--name-from", help="Run name: 'tag' (column 6) or 'file'."),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
+) -> None:
+    """Paired significance tests between runs on per-query scores, with effect sizes.
+
+    Output: run_a, run_b, measure, mean_a, mean_b, diff (b - a), p_value, p_adjusted,
+    effect_size (Cohen's d of the paired differences), n_queries, significant.
+
+    Example: rubric evaluate compare --qrels rubric.qrels --run bm25.run --run bert.run -m nDCG@10
+    --test randomization
+    """
+    from rubric.data.trec import expand_paths
+    from rubric.evaluate.leaderboards import evaluate_runs
+    from rubric.evaluate.significance import CORRECTIONS, TESTS, adjust, compare, comparisons_tsv
+
+    _check_choice("--test", test, TESTS)
+    _check_choice("--correction", correction, CORRECTIONS)
+    _check_choice("--name-from", name_from, ("tag", "file"))
+    results = evaluate_runs(qrels, expand_paths(runs), measures, level, complete, name_from=name_from)
+    rows = []
+    for m in results[0].values if results else []:
+        per_query = {r.run: r.values[m] for r in results}
+        rows.extend(compare(per_query, m.label, test, "none", n_resamples, seed, baseline))
+    for row, p in zip(rows, adjust([r.p_value for r in rows], correction), strict=True):
+        row.p_adjusted = p
+    _emit(comparisons_tsv(rows, alpha), output)

@@ -1,0 +1,79 @@
+"""Rubric-Cover@k / EXAM-Cover (EXAM++ eq. 1): the share of a query's test items that a run's
+first k passages answer (some passage grades the item at least ``min_grade``).
+
+* Runs and their rankings come from the passages file (``paragraph_data.rankings``, written by
+  ``rubric convert runs``); a run's first k passages are those with the k smallest ranks.
+* The items of a query (the denominator) are the items of the bank when one is given, else the
+  items that appear in the selected grades of that query (every graded item, answered or not).
+* Queries are the bank's queries (or the file's); a query where a run has no passage scores 0,
+  so every run is averaged over the same queries.
+* ``normalized`` divides by the items that some passage of the pool answers instead of all items
+  (a query where no pooled passage answers any item scores 0).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from rubric.data.models import ExamGrades, QueryWithFullParagraphList, TestBank
+from rubric.data.select import DIRECT, GradeFilter, resolve_filter
+from rubric.errors import UserError
+from rubric.evaluate.labels import item_grades
+from rubric.evaluate.report import Report, Score
+
+
+def cover(
+    queries: list[QueryWithFullParagraphList],
+    k: int = 20,
+    min_grade: int = 1,
+    selection: GradeFilter = GradeFilter(),
+    bank: list[TestBank] | None = None,
+    normalized: bool = False,
+    source: str = "input",
+) -> Report:
+    """Cover@k of every run in the passages file, as a :class:`Report` (mean over queries)."""
+    kind = resolve_filter(queries, selection, source)
+    if kind.prompt_type == DIRECT:
+        raise UserError(
+            f"{source}: Cover needs question or nugget grades, {kind.prompt_class} grades passages directly"
+        )
+    chosen = GradeFilter(kind.prompt_class, kind.llm, kind.prompt_type)
+    items: dict[str, set[str]] = defaultdict(set)
+    answered: dict[tuple[str, str], set[str]] = {}  # (query, passage) -> items graded >= min_grade
+    ranked: dict[str, dict[str, list[tuple[int, str]]]] = defaultdict(lambda: defaultdict(list))
+    for q in queries:
+        for p in q.paragraphs:
+            for r in p.paragraph_data.rankings:
+                if r.queryId == q.queryId:
+                    ranked[r.method][q.queryId].append((r.rank, p.paragraph_id))
+            for g in p.exam_grades or []:
+                if chosen.matches(g):
+                    assert isinstance(g, ExamGrades)
+                    grades = item_grades(g)
+                    items[q.queryId].update(grades)
+                    answered[(q.queryId, p.paragraph_id)] = {i for i, v in grades.items() if v >= min_grade}
+                    break
+    if bank is not None:
+        items = defaultdict(set)
+        for b in bank:
+            items[b.query_id].update(i.item_id for i in b.items)
+        query_ids = list(dict.fromkeys(b.query_id for b in bank))
+    else:
+        query_ids = [q.queryId for q in queries]
+    if not ranked:
+        raise UserError(f"{source}: no passage has rankings; build the file with `rubric convert runs`")
+    pool_answered: dict[str, set[str]] = defaultdict(set)
+    for (qid, _), found in answered.items():
+        pool_answered[qid] |= found
+    measure = f"{'ncover' if normalized else 'cover'}@{k}"
+    scores = []
+    for run, per_query_ranking in sorted(ranked.items()):
+        per_query = {}
+        for qid in query_ids:
+            denominator = (pool_answered[qid] & items[qid]) if normalized else items[qid]
+            top = [pid for _, pid in sorted(per_query_ranking.get(qid, []))[:k]]
+            covered = set().union(*(answered.get((qid, pid), set()) for pid in top)) & items[qid]
+            per_query[qid] = len(covered) / len(denominator) if denominator else 0.0
+        value = sum(per_query.values()) / len(per_query) if per_query else 0.0
+        scores.append(Score(run=run, measure=measure, value=value, per_query=per_query))
+    return Report(scores, title=measure)

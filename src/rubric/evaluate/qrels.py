@@ -1,0 +1,67 @@
+"""Rubric-Qrels / EXAM-Qrels: one relevance label per graded passage (RUBRIC eq. 1, EXAM++ eq. 2).
+
+The grades of one (prompt class, LLM) are chosen with a :class:`~rubric.data.select.GradeFilter`
+(an empty or ambiguous choice is an error listing what the file holds) and turned into labels by
+a :class:`~rubric.evaluate.labels.LabelRule`. The qrels feed trec_eval measures, with ``-l`` as
+the grade threshold. ``per_item`` writes one line per (passage, item) instead, the item id in
+column 2, for intent-aware measures.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rubric.data.models import ExamGrades, Grades, QueryWithFullParagraphList
+from rubric.data.select import DIRECT, GradeFilter, GradeKind, resolve_filter
+from rubric.errors import UserError
+from rubric.evaluate.labels import LabelRule, item_grades, passage_label
+
+QrelsRow = tuple[str, str, str, int]
+
+
+@dataclass
+class QrelsResult:
+    rows: list[QrelsRow] = field(default_factory=list)
+    kind: GradeKind | None = None
+    ungraded: int = 0  # passages without a grade of the selected kind (no line written)
+    passages: int = 0
+
+
+def _selected(grades: list[ExamGrades | Grades], kind: GradeKind) -> ExamGrades | Grades | None:
+    chosen = GradeFilter(kind.prompt_class, kind.llm, kind.prompt_type)
+    for g in grades:
+        if chosen.matches(g):
+            return g
+    return None
+
+
+def build_qrels(
+    queries: list[QueryWithFullParagraphList],
+    selection: GradeFilter = GradeFilter(),
+    rule: LabelRule = LabelRule(),
+    per_item: bool = False,
+    source: str = "input",
+) -> QrelsResult:
+    """Labels for every passage graded by the one kind of grades ``selection`` picks."""
+    kind = resolve_filter(queries, selection, source)
+    if per_item and kind.prompt_type == DIRECT:
+        raise UserError(
+            f"--per-item: {source} holds direct grades ({kind.prompt_class}), which grade the passage "
+            "as a whole; per-item qrels need question or nugget grades"
+        )
+    result = QrelsResult(kind=kind)
+    for q in queries:
+        for p in q.paragraphs:
+            result.passages += 1
+            grade = _selected([*(p.exam_grades or []), *(p.grades or [])], kind)
+            if grade is None:
+                result.ungraded += 1
+                continue
+            if per_item:
+                assert isinstance(grade, ExamGrades)
+                result.rows.extend(
+                    (q.queryId, item, p.paragraph_id, g) for item, g in item_grades(grade).items()
+                )
+            else:
+                result.rows.append((q.queryId, "0", p.paragraph_id, passage_label(grade, rule)))
+    return result

@@ -1,0 +1,157 @@
+"""Report objects: scores of runs, with per-query values kept, written as TSV, JSON or LaTeX.
+
+Like ranx's ``Report``: the library returns an object, the CLI only chooses the format. Every
+score keeps its per-query values, so a standard error (sample standard deviation / sqrt(n)),
+a significance test or a correlation can be computed from the same object later.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Score:
+    """One run's score for one measure: the summary value and the per-query values behind it."""
+
+    run: str
+    measure: str
+    value: float
+    per_query: dict[str, float] = field(default_factory=dict)
+    mean_aggregate: bool = True  # False for sums (counts) and geometric means: no standard error
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.per_query)
+
+    @property
+    def stderr(self) -> float:
+        """Sample standard deviation of the per-query values over sqrt(n) (NaN if undefined)."""
+        n = len(self.per_query)
+        if n < 2 or not self.mean_aggregate:
+            return math.nan
+        values = list(self.per_query.values())
+        mean = sum(values) / n
+        variance = sum((v - mean) ** 2 for v in values) / (n - 1)
+        return math.sqrt(variance / n)
+
+
+def _fmt(value: float, digits: int) -> str:
+    return "" if value != value else f"{value:.{digits}f}"
+
+
+@dataclass
+class Report:
+    """Scores of several runs for several measures, ordered best first by the first measure."""
+
+    scores: list[Score]
+    title: str = "leaderboard"
+
+    def __post_init__(self) -> None:
+        self.sort()
+
+    @property
+    def measures(self) -> list[str]:
+        return list(dict.fromkeys(s.measure for s in self.scores))
+
+    @property
+    def runs(self) -> list[str]:
+        return list(dict.fromkeys(s.run for s in self.scores))
+
+    def sort(self) -> None:
+        """Runs by the first measure, descending (ties by run name); measures in their order."""
+        if not self.scores:
+            return
+        order = {m: i for i, m in enumerate(self.measures)}
+        first = self.measures[0]
+        key_value = {s.run: s.value for s in self.scores if s.measure == first}
+        self.scores.sort(key=lambda s: (-key_value.get(s.run, -math.inf), s.run, order[s.measure]))
+
+    def get(self, run: str, measure: str) -> Score:
+        for s in self.scores:
+            if s.run == run and s.measure == measure:
+                return s
+        raise KeyError((run, measure))
+
+    def values(self, measure: str | None = None) -> dict[str, float]:
+        """``{run: value}`` for one measure (the first by default)."""
+        measure = measure or self.measures[0]
+        return {s.run: s.value for s in self.scores if s.measure == measure}
+
+    # --- writers -------------------------------------------------------------------------------
+
+    def to_tsv(self, digits: int = 4, per_query: bool = False) -> str:
+        """``run measure value stderr n_queries``; with ``per_query``: ``run measure query value``."""
+        if per_query:
+            lines = ["run\tmeasure\tquery\tvalue"]
+            for s in self.scores:
+                lines.extend(f"{s.run}\t{s.measure}\t{q}\t{_fmt(v, digits)}" for q, v in s.per_query.items())
+                lines.append(f"{s.run}\t{s.measure}\tall\t{_fmt(s.value, digits)}")
+            return "\n".join(lines) + "\n"
+        lines = ["run\tmeasure\tvalue\tstderr\tn_queries"]
+        lines.extend(
+            f"{s.run}\t{s.measure}\t{_fmt(s.value, digits)}\t{_fmt(s.stderr, digits)}\t{s.n_queries}"
+            for s in self.scores
+        )
+        return "\n".join(lines) + "\n"
+
+    def to_dict(self, per_query: bool = False) -> list[dict]:
+        rows = []
+        for s in self.scores:
+            row = {
+                "run": s.run,
+                "measure": s.measure,
+                "value": s.value,
+                "stderr": None if s.stderr != s.stderr else s.stderr,
+                "n_queries": s.n_queries,
+            }
+            if per_query:
+                row["per_query"] = s.per_query
+            rows.append(row)
+        return rows
+
+    def to_json(self, per_query: bool = False) -> str:
+        return json.dumps(self.to_dict(per_query), indent=1) + "\n"
+
+    def to_latex(self, digits: int = 3) -> str:
+        """A booktabs table: one row per run, one column per measure, best value in bold."""
+        measures = self.measures
+        best = {m: max((s.value for s in self.scores if s.measure == m), default=math.nan) for m in measures}
+        lines = [
+            "\\begin{tabular}{l" + "r" * len(measures) + "}",
+            "\\toprule",
+            "Run & " + " & ".join(_latex_escape(m) for m in measures) + " \\\\",
+            "\\midrule",
+        ]
+        for run in self.runs:
+            cells = []
+            for m in measures:
+                try:
+                    s = self.get(run, m)
+                except KeyError:
+                    cells.append("--")
+                    continue
+                text = _fmt(s.value, digits)
+                if s.value == best[m]:
+                    text = f"\\textbf{{{text}}}"
+                if s.stderr == s.stderr:
+                    text += f" {{\\scriptsize $\\pm${_fmt(s.stderr, digits)}}}"
+                cells.append(text)
+            lines.append(_latex_escape(run) + " & " + " & ".join(cells) + " \\\\")
+        lines += ["\\bottomrule", "\\end{tabular}"]
+        return "\n".join(lines) + "\n"
+
+    def render(self, fmt: str, digits: int = 4, per_query: bool = False) -> str:
+        if fmt == "json":
+            return self.to_json(per_query)
+        if fmt == "latex":
+            return self.to_latex(min(digits, 3))
+        return self.to_tsv(digits, per_query)
+
+
+def _latex_escape(text: str) -> str:
+    for a, b in (("\\", "\\textbackslash{}"), ("_", "\\_"), ("&", "\\&"), ("%", "\\%"), ("#", "\\#")):
+        text = text.replace(a, b)
+    return text

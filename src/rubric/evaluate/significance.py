@@ -1,0 +1,164 @@
+"""Paired significance tests between runs over per-query scores, with multiple-testing correction.
+
+Three tests, the ones IR papers use: Student's paired t-test (scipy), the paired randomization
+(permutation) test that flips the sign of each query's difference, and the paired bootstrap
+test (shift the differences to mean zero, resample queries). Both resampling tests are seeded,
+so a p-value in a paper can be recomputed. The effect size is Cohen's d of the paired
+differences (mean / sample standard deviation). Holm or Bonferroni correct the p-values of all
+pairs compared in one call.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from itertools import combinations
+
+from rubric.errors import UserError
+
+TESTS = ("t", "randomization", "bootstrap")
+CORRECTIONS = ("holm", "bonferroni", "none")
+
+
+@dataclass
+class Comparison:
+    run_a: str
+    run_b: str
+    measure: str
+    mean_a: float
+    mean_b: float
+    p_value: float
+    p_adjusted: float
+    effect_size: float
+    n_queries: int
+
+    @property
+    def diff(self) -> float:
+        return self.mean_b - self.mean_a
+
+
+def paired_p_value(diffs: list[float], test: str = "t", n_resamples: int = 10_000, seed: int = 0) -> float:
+    """Two-sided p-value that the mean paired difference is zero."""
+    import numpy as np
+
+    d = np.asarray(diffs, dtype=np.float64)
+    if len(d) < 2:
+        return math.nan
+    if test == "t":
+        from scipy.stats import ttest_1samp
+
+        if np.all(d == d[0]):
+            return 1.0 if d[0] == 0 else 0.0
+        return float(ttest_1samp(d, 0.0).pvalue)
+    rng = np.random.default_rng(seed)
+    observed = abs(d.mean())
+    tol = 1e-12  # equal means up to rounding count as "at least as extreme"
+    if test == "randomization":
+        signs = rng.choice(np.array([-1.0, 1.0]), size=(n_resamples, len(d)))
+        stats = np.abs((signs * d).mean(axis=1))
+    elif test == "bootstrap":
+        shifted = d - d.mean()
+        idx = rng.integers(0, len(d), size=(n_resamples, len(d)))
+        stats = np.abs(shifted[idx].mean(axis=1))
+    else:
+        raise UserError(f"--test: expected one of {', '.join(TESTS)}, got {test!r}")
+    return float((np.count_nonzero(stats >= observed - tol) + 1) / (n_resamples + 1))
+
+
+def adjust(p_values: list[float], method: str = "holm") -> list[float]:
+    """Holm (step-down) or Bonferroni adjusted p-values, capped at 1."""
+    m = len(p_values)
+    if method == "none":
+        return list(p_values)
+    if method == "bonferroni":
+        return [min(1.0, p * m) if p == p else p for p in p_values]
+    if method != "holm":
+        raise UserError(f"--correction: expected one of {', '.join(CORRECTIONS)}, got {method!r}")
+    order = sorted(range(m), key=lambda i: (p_values[i] != p_values[i], p_values[i]))
+    adjusted = [math.nan] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        if p_values[i] != p_values[i]:
+            continue
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def cohens_d(diffs: list[float]) -> float:
+    n = len(diffs)
+    if n < 2:
+        return math.nan
+    mean = sum(diffs) / n
+    sd = math.sqrt(sum((x - mean) ** 2 for x in diffs) / (n - 1))
+    return mean / sd if sd > 0 else (0.0 if mean == 0 else math.copysign(math.inf, mean))
+
+
+def compare(
+    per_query: dict[str, dict[str, float]],
+    measure: str,
+    test: str = "t",
+    correction: str = "holm",
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    baseline: str | None = None,
+) -> list[Comparison]:
+    """Compare runs pairwise (or each with ``baseline``) on the queries both have.
+
+    ``per_query`` is ``{run: {query: value}}``; with trec_eval's ``-c`` every run has every
+    qrels query, otherwise a pair is compared on the queries both runs answered.
+    """
+    if test not in TESTS:
+        raise UserError(f"--test: expected one of {', '.join(TESTS)}, got {test!r}")
+    if correction not in CORRECTIONS:
+        raise UserError(f"--correction: expected one of {', '.join(CORRECTIONS)}, got {correction!r}")
+    runs = list(per_query)
+    if len(runs) < 2:
+        raise UserError("--run: give at least two runs to compare")
+    if baseline is not None:
+        if baseline not in per_query:
+            raise UserError(f"--baseline: no run named {baseline!r}; runs: {', '.join(runs)}")
+        pairs = [(baseline, r) for r in runs if r != baseline]
+    else:
+        pairs = list(combinations(runs, 2))
+    rows = []
+    for a, b in pairs:
+        queries = sorted(set(per_query[a]) & set(per_query[b]))
+        va = [per_query[a][q] for q in queries]
+        vb = [per_query[b][q] for q in queries]
+        diffs = [y - x for x, y in zip(va, vb, strict=True)]
+        n = len(queries)
+        rows.append(
+            Comparison(
+                run_a=a,
+                run_b=b,
+                measure=measure,
+                mean_a=sum(va) / n if n else math.nan,
+                mean_b=sum(vb) / n if n else math.nan,
+                p_value=paired_p_value(diffs, test, n_resamples, seed),
+                p_adjusted=math.nan,
+                effect_size=cohens_d(diffs),
+                n_queries=n,
+            )
+        )
+    for row, p in zip(rows, adjust([r.p_value for r in rows], correction), strict=True):
+        row.p_adjusted = p
+    return rows
+
+
+def comparisons_tsv(rows: list[Comparison], alpha: float = 0.05, digits: int = 4) -> str:
+    """One line per pair; ``significant`` compares the adjusted p-value with ``alpha``."""
+
+    def f(x: float) -> str:
+        return "nan" if x != x else f"{x:.{digits}f}"
+
+    lines = [
+        "run_a\trun_b\tmeasure\tmean_a\tmean_b\tdiff\tp_value\tp_adjusted\teffect_size\tn_queries\tsignificant"
+    ]
+    for r in rows:
+        sig = "yes" if r.p_adjusted == r.p_adjusted and r.p_adjusted < alpha else "no"
+        lines.append(
+            f"{r.run_a}\t{r.run_b}\t{r.measure}\t{f(r.mean_a)}\t{f(r.mean_b)}\t{f(r.diff)}\t"
+            f"{f(r.p_value)}\t{f(r.p_adjusted)}\t{f(r.effect_size)}\t{r.n_queries}\t{sig}"
+        )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,172 @@
+"""trec_eval 9.0.8 semantics on top of pytrec_eval: per-query values, ``-c``, ``all`` and printing.
+
+pytrec_eval runs trec_eval's own measure code per query; what trec_eval does around it is
+redone here, exactly: ``-c`` (every qrels query counts, a query the run misses is evaluated
+with an empty ranking), the ``all`` line (sum for counts, geometric mean for ``gm_*`` with
+trec_eval's floor of 1e-5, otherwise the mean summed in query order), and the output format
+(``%-22s\\t%s\\t%.4f``, integers for counts, per-query lines without num_q/gm_*/runid).
+
+An :class:`Evaluator` is built once per qrels and evaluates many runs: trec_eval's qrels
+parsing is the expensive part, and a leaderboard or a correlation sweep reuses it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from rubric.data.trec import Qrels, RunScores
+from rubric.errors import UserError
+from rubric.evaluate.alpha_ndcg import ItemQrels, alpha_ndcg
+from rubric.evaluate.measures import Measure
+
+GM_FLOOR = 1e-5  # trec_eval's MIN_GEO_MEAN
+_NUMERIC_PARAMS = re.compile(r"^[0-9.]+(,[0-9.]+)*$")
+
+
+@dataclass
+class QueryValues:
+    """Per-query values of one run for several measures, and the queries evaluated."""
+
+    run: str
+    queries: list[str]
+    retrieved: set[str] = field(default_factory=set)
+    values: dict[Measure, dict[str, float]] = field(default_factory=dict)
+
+    def summary(self, measure: Measure) -> float:
+        """The ``all`` value trec_eval prints."""
+        return aggregate(measure, [self.values[measure][q] for q in self.queries])
+
+
+def aggregate(measure: Measure, values: list[float]) -> float:
+    """Combine per-query values as trec_eval does (per-query ``gm_*`` values are the plain ones)."""
+    if not values:
+        return 0.0
+    if measure.aggregate == "sum":
+        return float(sum(values))
+    if measure.aggregate == "gmean":
+        total = 0.0
+        for v in values:
+            total += math.log(max(v, GM_FLOOR))
+        return math.exp(total / len(values))
+    total = 0.0
+    for v in values:  # in query order, like trec_eval's accumulation
+        total += v
+    return total / len(values)
+
+
+class Evaluator:
+    """trec_eval for one qrels file, many runs.
+
+    ``level`` is ``-l`` (level_for_rel), ``complete`` is ``-c``, ``judged_only`` is ``-J``.
+    Measures with a ``rel=`` level of their own get an evaluator for that level.
+    """
+
+    def __init__(
+        self,
+        qrels: Qrels,
+        measures: list[Measure],
+        level: int = 1,
+        complete: bool = False,
+        judged_only: bool = False,
+        items: ItemQrels | None = None,
+    ) -> None:
+        from pytrec_eval import _RelevanceEvaluator
+
+        self.qrels = {q: docs for q, docs in qrels.items() if docs}
+        self.measures = measures
+        self.complete = complete
+        self.level = level
+        self.items = items
+        if items is None and any(m.needs_items for m in measures):
+            raise UserError("-m: alpha_nDCG needs per-item qrels (`rubric evaluate qrels --per-item`)")
+        # trec_eval takes one parameter list per measure: P.5 and P.10 are asked as P.10,5 (as
+        # pytrec_eval's wrapper does); a base asked twice otherwise (ndcg and ndcg.1=3) goes to
+        # a second evaluator.
+        groups: list[tuple[int, dict[str, list[str] | None], list[Measure]]] = []  # level, base->params
+        for m in (m for m in measures if not m.needs_items):
+            lvl = level if m.level is None else m.level
+            base, _, params = m.request.partition(".")
+            numeric = _NUMERIC_PARAMS.match(params) if params else None
+            for g_level, bases, members in groups:
+                if g_level != lvl:
+                    continue
+                if base not in bases:
+                    bases[base] = params.split(",") if numeric else None
+                elif numeric and bases[base] is not None:
+                    bases[base] += [p for p in params.split(",") if p not in bases[base]]
+                elif not (params == "" and bases[base] is None and m.request == base):
+                    continue
+                members.append(m)
+                break
+            else:
+                groups.append((lvl, {base: params.split(",") if numeric else None}, [m]))
+        self._groups = []
+        for lvl, bases, members in groups:
+            requests = {m.request for m in members if bases.get(m.request.partition(".")[0]) is None}
+            requests |= {f"{b}.{','.join(ps)}" for b, ps in bases.items() if ps is not None}
+            evaluator = _RelevanceEvaluator(
+                query_relevance=self.qrels,
+                measures=requests,
+                relevance_level=lvl,
+                judged_docs_only_flag=judged_only,
+            )
+            self._groups.append((evaluator, members))
+
+    def queries_for(self, run: RunScores) -> list[str]:
+        """The queries trec_eval averages over, in its order (sorted by query id)."""
+        if self.complete:
+            return sorted(self.qrels)
+        return sorted(q for q in self.qrels if run.get(q))
+
+    def evaluate(self, run: RunScores, name: str = "run") -> QueryValues:
+        """Per-query values of ``run`` for every measure (only the queries trec_eval counts)."""
+        queries = self.queries_for(run)
+        scores: dict[str, Mapping[str, float]] = {q: run.get(q) or {} for q in queries}
+        result = QueryValues(run=name, queries=queries, retrieved={q for q in queries if run.get(q)})
+        for evaluator, members in self._groups:
+            per_query = evaluator.evaluate(scores) if scores else {}
+            for m in members:
+                column = {}
+                for q in queries:
+                    v = per_query[q][m.key]
+                    if v != v:  # pytrec_eval's NaN for an empty ranking (iprec_at_recall_0.00)
+                        v = 0.0
+                    column[q] = math.exp(v) if m.aggregate == "gmean" else v
+                result.values[m] = column
+        for m in (m for m in self.measures if m.needs_items):
+            assert self.items is not None and m.alpha is not None
+            lvl = self.level if m.level is None else m.level
+            result.values[m] = alpha_ndcg(self.items, scores, queries, m.cutoff, m.alpha, lvl)
+        result.values = {m: result.values[m] for m in self.measures}  # the order asked for
+        return result
+
+
+# --- printing as trec_eval ---------------------------------------------------------------------
+
+
+def format_value(measure: Measure, value: float) -> str:
+    return str(int(round(value))) if measure.is_count else f"{value:.4f}"
+
+
+def trec_eval_lines(result: QueryValues, per_query: bool = False, runid: bool = True) -> list[str]:
+    """The lines trec_eval 9.0.8 prints for these measures (``-q`` adds per-query lines).
+
+    ``runid`` prints the run tag line, as trec_eval does when ``runid`` is among the measures
+    (its default ``official`` set and ``all_trec`` include it).
+    """
+    lines = []
+    if per_query:  # trec_eval 9.0.8 prints no lines for the queries that -c adds
+        for q in (q for q in result.queries if q in result.retrieved):
+            for m in result.values:
+                if m.key == "num_q" or m.aggregate == "gmean":
+                    continue
+                lines.append(f"{m.name:<22}\t{q}\t{format_value(m, result.values[m][q])}")
+    if runid:
+        lines.append(f"{'runid':<22}\tall\t{result.run}")
+    for m in result.values:
+        value = float(len(result.queries)) if m.key == "num_q" else result.summary(m)
+        lines.append(f"{m.name:<22}\tall\t{format_value(m, value)}")
+    return lines

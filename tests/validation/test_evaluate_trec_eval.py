@@ -1,0 +1,68 @@
+"""trec_eval 9.0.8's own test suite: every number it prints for a measure pytrec_eval has.
+
+Each case is the quicktest command of trec_eval's Makefile (see ../shared/data/trec_eval/
+PROVENANCE.md); ``rubric evaluate leaderboard --format trec_eval`` must print the same line, to
+all printed digits, per query and ``all``. Only ``relstring`` (a string, not a number) is left out.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+MEAS_PARAMS = [
+    "iprec_at_recall..10,.20,.25,.75,.50",
+    "P.5,7,3",
+    "recall.20,2000",
+    "Rprec_mult.5.0,0.2,0.35",
+    "utility.2,-1,0,0",
+    "11pt_avg..25,.5,.75",
+    "ndcg.1=3,2=9,4=4.5",
+    "ndcg_cut.10,20,23.4",
+    "success.2,5,20",
+]
+
+CASES = {
+    "out.test": ("qrels.test", "results.test", ["-m", "official"]),
+    "out.test.aq": ("qrels.test", "results.test", ["-m", "all_trec", "-q"]),
+    "out.test.aqc": ("qrels.test", "results.trunc", ["-m", "all_trec", "-q", "-c"]),
+    # trec_eval's command also asks for relstring.20 (a string), the one measure left out
+    "out.test.aql": ("qrels.rel_level", "results.test", ["-m", "all_trec", "-q", "-l", "2"]),
+    "out.test.meas_params": (
+        "qrels.test",
+        "results.test",
+        [a for m in MEAS_PARAMS for a in ("-m", m)] + ["-q"],
+    ),
+}
+
+
+def parse(text: str) -> dict[tuple[str, str], str]:
+    out = {}
+    for line in text.splitlines():
+        name, query, value = line.split("\t")
+        out[(name.strip(), query)] = value
+    return out
+
+
+@pytest.mark.parametrize("expected_name", sorted(CASES))
+def test_trec_eval_suite(expected_name, cli, shared):
+    qrels, results, args = CASES[expected_name]
+    expected = parse(shared("trec_eval", "v9.0.8", expected_name).read_text())
+    result = cli(
+        "evaluate",
+        "leaderboard",
+        "--qrels",
+        shared("trec_eval", qrels),
+        "--run",
+        shared("trec_eval", results),
+        "-f",
+        "trec_eval",
+        *args,
+    )
+    assert result.returncode == 0, result.stderr
+    ours = parse(result.stdout)
+    numeric = {k: v for k, v in expected.items() if not k[0].startswith("relstring")}
+    assert len(numeric) >= 30
+    wrong = {k: (v, ours.get(k)) for k, v in numeric.items() if ours.get(k) != v}
+    assert not wrong, f"{len(wrong)} of {len(numeric)} differ: {sorted(wrong.items())[:10]}"
+    extra = set(ours) - set(expected)
+    assert not extra, sorted(extra)[:10]
