@@ -34,7 +34,7 @@ def test_convert_runs_pools_top_k_and_judged(cli, tiny, tmp_path):
         out,
     )
     assert r.returncode == 0, r.stderr
-    assert "3 queries" in r.stderr and "ignored 1 queries" in r.stderr
+    assert "3 queries" in r.stderr and "warning" not in r.stderr
     queries = {q.queryId: q for q in read_passages(out)}
     assert list(queries) == ["q1", "q2", "q3"]
     q1 = {p.paragraph_id: p for p in queries["q1"].paragraphs}
@@ -225,3 +225,23 @@ def test_check_reports_each_kind_of_bad_input(cli, tmp_path, user_error):
     del p["paragraph_id"]
     missing.write_text(good + "\n" + good + "\n" + json.dumps(["q3", [p]]) + "\n")
     user_error(cli("convert", "check", missing), f"{missing}:3: paragraphs[0].paragraph_id: Field required")
+
+
+def test_run_without_any_query_of_the_queries_file_is_flagged(cli, tiny, tmp_path):
+    other = tmp_path / "other.run"
+    other.write_text("Q-1 Q0 d1 1 1.0 other\n")
+    out = tmp_path / "p.jsonl.gz"
+    r = cli(
+        "convert",
+        "runs",
+        "-q",
+        tiny / "queries.tsv",
+        "-C",
+        tiny / "collection.tsv",
+        tiny / "run.alpha",
+        other,
+        "-o",
+        out,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "no query of" in r.stderr and "other" in r.stderr

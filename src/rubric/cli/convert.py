@@ -63,8 +63,9 @@ def runs_command(
     if report.missing_text:
         first = ", ".join(d for _, d in report.missing_text[:5])
         info(f"left out {len(report.missing_text)} pooled passages without text (first: {first})")
-    if report.run_queries_without_text:
-        info(f"ignored {len(report.run_queries_without_text)} queries of the runs that are not in {queries}")
+    if report.runs_without_queries:
+        names = ", ".join(report.runs_without_queries)
+        info(f"warning: no query of {queries} occurs in run(s) {names}: are the query ids the same?")
     info(
         f"wrote {output}: {report.queries} queries, {report.passages} passages "
         f"({report.judged} judged) from {len(report.runs)} runs"

@@ -20,7 +20,7 @@ from rubric.data.models import (
     QueryWithFullParagraphList,
 )
 from rubric.data.queries import Queries
-from rubric.data.trec import Qrels, read_run
+from rubric.data.trec import Qrels, read_runs
 from rubric.errors import UserError
 
 
@@ -33,17 +33,7 @@ class PoolReport:
     judged: int = 0
     runs: list[str] = field(default_factory=list)
     missing_text: list[tuple[str, str]] = field(default_factory=list)
-    run_queries_without_text: set[str] = field(default_factory=set)
-
-
-def run_name(path: Path, tag: str, name_from: str) -> str:
-    """The method name of a run: its tag, or its file name without ``input.`` and ``.gz``."""
-    if name_from == "tag":
-        return tag
-    name = path.name
-    for suffix in (".gz", ".txt", ".run", ".trec"):
-        name = name.removesuffix(suffix)
-    return name.removeprefix("input.")
+    runs_without_queries: list[str] = field(default_factory=list)
 
 
 def build_pool(
@@ -58,18 +48,11 @@ def build_pool(
     """Build the passages of every query in ``queries`` (in the order of the queries file)."""
     report = PoolReport()
     rankings: dict[tuple[str, str], list[ParagraphRankingEntry]] = {}
-    seen_names: dict[str, Path] = {}
-    for path in run_paths:
-        run = read_run(path)
-        name = run_name(path, run.name, name_from)
-        if name in seen_names:
-            raise UserError(
-                f"{path}: run name {name!r} is also the name of {seen_names[name]}; "
-                "use --name-from file or rename the run tag"
-            )
-        seen_names[name] = path
+    for run in read_runs(run_paths, queries=queries, name_from=name_from):
+        name = run.name
         report.runs.append(name)
-        report.run_queries_without_text.update(q for q in run.scores if q not in queries)
+        if not run.scores:
+            report.runs_without_queries.append(name)
         for qid in queries:
             for rank, (docid, score) in enumerate(run.ranking(qid)[:top_k], start=1):
                 entry = ParagraphRankingEntry(

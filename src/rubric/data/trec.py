@@ -301,9 +301,9 @@ def _read_one(args: tuple[Path, str | None, frozenset[str] | None]) -> Run:
 
 
 def run_name_from_file(path: str | Path) -> str:
-    """``input.UNH_bm25.gz`` -> ``UNH_bm25`` (TREC's submission file naming)."""
+    """``input.UNH_bm25.gz`` -> ``UNH_bm25`` (TREC's submission file naming; also drops .txt/.run/.trec)."""
     name = Path(path).name
-    for suffix in (".gz",):
+    for suffix in (".gz", ".txt", ".run", ".trec"):
         name = name.removesuffix(suffix)
     return name.removeprefix("input.")
 
