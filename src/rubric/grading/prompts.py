@@ -48,6 +48,8 @@ KNOWN_PLACEHOLDERS = {
     "passages",
     "items",
     "count",
+    "max_nuggets",
+    "nuggets_length",
 }
 
 
