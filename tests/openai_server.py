@@ -76,7 +76,7 @@ def scripted_answer(user: str, system: str | None) -> str:
     if kind == "questions":
         items = [f"{t}?" for t in items]
     if "[malformed]" in user and RETRY_NUDGE not in user:
-        return '{"%s": ["%s", "%s"' % (kind, items[0], items[1])
+        return '{"' + kind + '": ["' + items[0] + '", "' + items[1] + '"'
     if "[numbered]" in user:
         return "Here they are:\n" + "\n".join(f"{i}. {t}" for i, t in enumerate(items, 1)) + "\nEnjoy."
     body = json.dumps({kind: items})
@@ -152,7 +152,9 @@ class _Handler(BaseHTTPRequestHandler):
             top = [{"token": first, "logprob": -0.1, "bytes": None}] + [
                 {"token": t, "logprob": -3.0 - i, "bytes": None} for i, t in enumerate(others)
             ]
-            choice["logprobs"] = {"content": [{"token": first, "logprob": -0.1, "bytes": None, "top_logprobs": top}]}
+            choice["logprobs"] = {
+                "content": [{"token": first, "logprob": -0.1, "bytes": None, "top_logprobs": top}]
+            }
         elif req.get("logprobs"):
             self._send(400, {"error": {"message": "logprobs are not supported by this server"}})
             return
