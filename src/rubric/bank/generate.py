@@ -8,14 +8,18 @@ reported by the caller, never written as an empty bank.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from rubric.bank.ask import ask_parsed, backend_info
 from rubric.bank.ids import item_id
 from rubric.bank.parse import ParseError, parse_list
+from rubric.data.files import read_text
 from rubric.data.models import NuggetItem, QuestionItem, TestBank
+from rubric.errors import UserError
 from rubric.grading.prompts import Prompt
 from rubric.llm.openai_chat import ChatPrompt
 
@@ -109,3 +113,35 @@ def generate_banks(
             )
         )
     return banks, failures
+
+
+def read_facets(path: str | Path) -> dict[str, list[tuple[str, str]]]:
+    """CAR subtopics ``{qid: [(facet_id, facet_text)]}`` from TSV ``qid<TAB>facet_id<TAB>text`` or
+    JSON ``{qid: {facet_id: text}}`` / ``{qid: [{"facet_id", "facet_text"}]}``."""
+    path = Path(path)
+    content = read_text(path)
+    out: dict[str, list[tuple[str, str]]] = {}
+    if content.lstrip().startswith("{"):
+        try:
+            data = json.loads(content)
+        except json.JSONDecodeError as e:
+            raise UserError(f"{path}:{e.lineno}: not valid JSON ({e.msg})") from None
+        for qid, facets in data.items():
+            if isinstance(facets, dict):
+                out[str(qid)] = [(str(k), str(v)) for k, v in facets.items()]
+            elif isinstance(facets, list) and all(isinstance(f, dict) for f in facets):
+                try:
+                    out[str(qid)] = [(str(f["facet_id"]), str(f["facet_text"])) for f in facets]
+                except KeyError as e:
+                    raise UserError(f"{path}: query {qid}: a facet has no {e.args[0]!r}") from None
+            else:
+                raise UserError(f"{path}: query {qid}: expected {{facet_id: text}} or a list of facets")
+        return out
+    for line_no, line in enumerate(content.splitlines(), start=1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        cols = line.split("\t")
+        if len(cols) != 3 or not all(c.strip() for c in cols):
+            raise UserError(f"{path}:{line_no}: expected 'qid<TAB>facet_id<TAB>facet text'")
+        out.setdefault(cols[0].strip(), []).append((cols[1].strip(), cols[2].strip()))
+    return out
