@@ -120,7 +120,14 @@ class _Handler(BaseHTTPRequestHandler):
         with srv.lock:
             attempt = srv.attempts.get(digest, 0)
             srv.attempts[digest] = attempt + 1
-            srv.requests.append({"auth": self.headers.get("Authorization"), "body": req, "attempt": attempt})
+            srv.requests.append(
+                {
+                    "auth": self.headers.get("Authorization"),
+                    "body": req,
+                    "attempt": attempt,
+                    "time": time.monotonic(),
+                }
+            )
         if req.get("model") == "missing-model":
             self._send(404, {"error": {"message": "model not found"}})
             return

@@ -58,29 +58,30 @@ def _candidates(answer: str) -> list[str]:
     return found
 
 
-def _clean(items: list) -> list[str]:
+def _clean(items: list, unique: bool = True) -> list[str]:
     out: list[str] = []
     for item in items:
         if isinstance(item, dict):  # {"question": "..."} style entries
             strings = [v for v in item.values() if isinstance(v, str)]
             item = strings[0] if strings else ""
         text = str(item).strip().strip("\"'").strip()
-        if text and text not in out:
+        if text and (not unique or text not in out):
             out.append(text)
     return out
 
 
-def parse_list(answer: str, key: str | None = None) -> list[str]:
-    """The list of strings in an LLM answer (``key`` picks it out of a JSON object)."""
+def parse_list(answer: str, key: str | None = None, unique: bool = True) -> list[str]:
+    """The list of strings in an LLM answer (``key`` picks it out of a JSON object); repeated
+    strings are kept once unless ``unique`` is false (labels repeat)."""
     for candidate in _candidates(answer):
         items = _as_list(_load(candidate), key)
         if items is not None:
-            cleaned = _clean(items)
+            cleaned = _clean(items, unique)
             if cleaned or not items:
                 return cleaned
     lines = [m.group(1) for line in answer.splitlines() if (m := _ITEM_LINE.match(line))]
     if lines:
-        return _clean([re.sub(r",$", "", t) for t in lines])
+        return _clean([re.sub(r",$", "", t) for t in lines], unique)
     raise ParseError(f"no list found in the answer: {answer[:120]!r}")
 
 
@@ -88,7 +89,7 @@ def parse_labels(answer: str, allowed: dict[str, str], count: int) -> list[str]:
     """``count`` labels, each mapped to its canonical form by ``allowed`` (lower-case keys,
     spaces and hyphens read as underscores); raises :class:`ParseError` on a wrong count or an
     unknown label."""
-    raw = parse_list(answer)
+    raw = parse_list(answer, unique=False)
     labels = []
     for label in raw:
         norm = re.sub(r"[\s-]+", "_", label.strip().lower())
