@@ -61,7 +61,8 @@ def _split(option: str, value: str) -> tuple[str, str]:
 
 def _with_text(item: Item, text: str, bank: TestBank) -> Item:
     data = item.to_json()
-    new_id = build_items(Topic(bank.query_id, "", bank.facet_id), bank.kind + "s", [text])[0].item_id  # type: ignore[operator]
+    kind = "questions" if isinstance(item, QuestionItem) else "nuggets"
+    new_id = build_items(Topic(bank.query_id, "", bank.facet_id), kind, [text])[0].item_id
     info = dict(data.get("info") or {})
     info["previous_id"] = item.item_id
     if isinstance(item, QuestionItem):
@@ -100,24 +101,23 @@ def edit_banks(
             new_items.append(_with_text(item, text, bank) if item.item_id == item_id else item)
         bank.items = new_items
         report.rewritten += 1
+    file_kind = kind or next((f"{b.kind}s" for b in banks if b.kind), None)
     for value in add:
         key, text = _split("--add", value)
         bank = by_key.get(key)
         if bank is None:
             qid, _, facet = key.partition("/")
-            bank_kind = kind or (banks[0].kind + "s" if banks and banks[0].kind else None)  # type: ignore[operator]
-            if bank_kind is None:
-                raise UserError(f"--add {key}: a new query needs --kind questions|nuggets")
             bank = TestBank(
                 query_id=qid,
                 facet_id=facet or None,
                 query_text=(queries or {}).get(qid, ""),
                 info={"generator": "rubric bank edit"},
             )
-            bank._new_kind = bank_kind  # type: ignore[attr-defined]
             banks.append(bank)
             by_key[key] = bank
-        bank_kind = (bank.kind + "s") if bank.kind else bank._new_kind  # type: ignore[attr-defined,operator]
+        bank_kind = f"{bank.kind}s" if bank.kind else file_kind
+        if bank_kind is None:
+            raise UserError(f"--add {key}: the bank has no items to tell questions from nuggets; give --kind")
         item = build_items(Topic(bank.query_id, "", bank.facet_id), bank_kind, [text])[0]
         if any(i.item_id == item.item_id for i in bank.items):
             report.messages.append(f"--add {key}: {text!r} is already in the bank (kept once)")
@@ -137,6 +137,7 @@ class BankDiff:
     relabelled: dict[str, list[tuple[Item, Item]]] = field(default_factory=dict)
     only_a: list[str] = field(default_factory=list)
     only_b: list[str] = field(default_factory=list)
+    order: list[str] = field(default_factory=list)  # common bank keys in A's order
 
     @property
     def counts(self) -> dict[str, int]:
@@ -147,8 +148,8 @@ class BankDiff:
 
     def lines(self) -> list[str]:
         out = [f"only in A: {k}" for k in self.only_a] + [f"only in B: {k}" for k in self.only_b]
-        keys = list(dict.fromkeys([*self.removed, *self.added, *self.rewritten, *self.relabelled]))
-        for key in keys:
+        changed = {*self.removed, *self.added, *self.rewritten, *self.relabelled}
+        for key in [k for k in self.order if k in changed]:
             out.append(f"# {key}")
             out += [f"- {i.item_id}\t{i.item_text}" for i in self.removed.get(key, [])]
             out += [f"+ {i.item_id}\t{i.item_text}" for i in self.added.get(key, [])]
@@ -173,7 +174,8 @@ def diff_banks(a: Iterable[TestBank], b: Iterable[TestBank]) -> BankDiff:
     d = BankDiff(
         only_a=[k for k in banks_a if k not in banks_b], only_b=[k for k in banks_b if k not in banks_a]
     )
-    for key in [k for k in banks_a if k in banks_b]:
+    d.order = [k for k in banks_a if k in banks_b]
+    for key in d.order:
         items_a = {i.item_id: i for i in banks_a[key].items}
         items_b = {i.item_id: i for i in banks_b[key].items}
         rewrites: list[tuple[Any, Any]] = []
