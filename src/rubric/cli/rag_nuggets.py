@@ -17,9 +17,9 @@ from rubric.errors import UserError
 
 
 def assign_command(
-    answers: Path = typer.Argument(
+    answers: list[Path] = typer.Argument(
         ...,
-        help="TREC RAG 2024/2025 answer file, or a passages file (a run's passages for a query "
+        help="TREC RAG 2024/2025 answer files, or passages files (a run's passages for a query "
         "form its answer).",
     ),
     bank: Path = typer.Option(..., "--bank", "-b", help="Nugget bank (e.g. from `rubric bank nuggetize`)."),
@@ -54,7 +54,7 @@ def assign_command(
     Writes one record per (run, query) with every nugget's id, text, importance and assignment.
     Batches that fail after all retries are listed (exit code 1) and left unassigned.
 
-    Example: rubric grade assign answers.jsonl --bank nuggets.jsonl.gz -m gpt-4o -o assigned.jsonl.gz
+    Example: rubric grade assign run1.jsonl run2.jsonl --bank nuggets.jsonl.gz -m gpt-4o -o assigned.jsonl.gz
     """
     from rubric.data.jsonl import read_bank, write_json_lines
     from rubric.data.queries import read_queries
@@ -63,7 +63,14 @@ def assign_command(
 
     if batch < 1:
         raise UserError("--batch: must be at least 1")
-    system_answers = read_system_answers(answers)
+    system_answers = [a for path in answers for a in read_system_answers(path)]
+    seen: set[tuple[str, str]] = set()
+    for a in system_answers:
+        if (a.run_id, a.query_id) in seen:
+            raise UserError(
+                f"run {a.run_id} answers query {a.query_id} twice in {', '.join(map(str, answers))}"
+            )
+        seen.add((a.run_id, a.query_id))
     banks = list(read_bank(bank))
     chosen = get_prompt(prompt, prompt_file)
     backend = lo.openai_backend(
@@ -73,7 +80,7 @@ def assign_command(
     texts = read_queries(queries) if queries else None
     records, failures = assign(system_answers, banks, chosen, backend, batch, parse_retries, texts)
     if not records:
-        raise UserError(f"--bank {bank}: none of the queries of {answers} has nuggets in the bank")
+        raise UserError(f"--bank {bank}: none of the answered queries has nuggets in the bank")
     write_json_lines(output, records)
     skipped = len(system_answers) - len(records)
     runs, nq = len({r["run_id"] for r in records}), len({r["query_id"] for r in records})
