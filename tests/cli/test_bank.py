@@ -150,7 +150,7 @@ def test_import_show_edit_diff(cli, tmp_path, user_error):
     shown = cli("bank", "show", bank, "--query", "q1")
     assert shown.returncode == 0
     assert shown.stdout.splitlines() == [
-        "# q1: how do bees make honey  [2 nugget]",
+        "# q1: how do bees make honey  [2 nuggets]",
         f"q1/{md5('Bees gather nectar')} [vital]\tBees gather nectar",
         f"q1/{md5('Honey is stored in combs')} [okay]\tHoney is stored in combs",
     ]

@@ -30,7 +30,7 @@ def show_lines(banks: Iterable[TestBank], query: str | None = None) -> list[str]
             continue
         title = f" ({bank.facet_text})" if bank.facet_text else ""
         lines.append(
-            f"# {bank_key(bank)}: {bank.query_text}{title}  [{len(bank.items)} {bank.kind or 'items'}]"
+            f"# {bank_key(bank)}: {bank.query_text}{title}  [{len(bank.items)} {bank.kind or 'item'}s]"
         )
         for item in bank.items:
             tags = []
