@@ -223,7 +223,7 @@ def test_nuggetize_and_assign_input_errors(cli, tmp_path, fixture_files, user_er
     nuggets = tmp_path / "n.jsonl"
     assert cli("bank", "import", bank, "--kind", "nuggets", "-o", nuggets).returncode == 0
     user_error(
-        cli("grade", "assign", answers, "--bank", nuggets, "-m", "m", "-o", out), "none of the queries"
+        cli("grade", "assign", answers, "--bank", nuggets, "-m", "m", "-o", out), "none of the answered"
     )
     (tmp_path / "bad.jsonl").write_text('{"run_id": "r", "answer": []}\n')
     user_error(
