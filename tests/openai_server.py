@@ -108,6 +108,17 @@ class _Handler(BaseHTTPRequestHandler):
             pass
 
     def do_POST(self) -> None:  # noqa: N802 - http.server naming
+        srv = self.server
+        with srv.lock:
+            srv.in_flight += 1
+            srv.max_in_flight = max(srv.max_in_flight, srv.in_flight)
+        try:
+            self._post()
+        finally:
+            with srv.lock:
+                srv.in_flight -= 1
+
+    def _post(self) -> None:
         length = int(self.headers.get("Content-Length", 0))
         req = json.loads(self.rfile.read(length) or b"{}")
         if self.path.rstrip("/") != "/v1/chat/completions":
@@ -191,6 +202,7 @@ class OpenAIServer(ThreadingHTTPServer):
         self.attempts: dict[str, int] = {}
         self.requests: list[dict] = []
         self.failures_sent = 0
+        self.in_flight = self.max_in_flight = 0
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Clients that time out and hang up are part of the script; anything else is shown."""

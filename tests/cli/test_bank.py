@@ -211,3 +211,41 @@ def test_import_tqa_questions_with_answer_keys(cli, tmp_path):
         ("What is the study of rocks called?", ["geology"]),
         ("Rocks never change.", ["false"]),
     ]
+
+
+def test_killed_generate_resumes_without_asking_again(cli, tmp_path):
+    """Kill `rubric bank generate` while half its prompts hang: answered prompts are in the cache,
+    no output file exists, and the re-run asks the server only the unanswered half."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from rubric.llm.cache import ResponseCache
+
+    queries = {f"fast{i}": f"fast topic {i}" for i in range(4)} | {
+        f"slow{i}": f"[slow] topic {i}" for i in range(4)
+    }
+    (tmp_path / "q.json").write_text(json.dumps(queries))
+    out, cache = tmp_path / "bank.jsonl", tmp_path / "cache.sqlite"
+    src = str(Path(__file__).parents[2] / "src")
+    with serve(slow=60) as srv:
+        args = ["bank", "generate", "-q", tmp_path / "q.json", "-o", out, *llm_args(srv.url, tmp_path)]
+        env = dict(os.environ, PYTHONPATH=src)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "rubric", *map(str, args)], env=env, stderr=subprocess.PIPE
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and not (cache.exists() and len(ResponseCache(cache)) == 4):
+                time.sleep(0.1)
+            assert len(srv.requests) == 8
+        finally:
+            proc.kill()
+            proc.wait()
+        assert not out.exists()
+        r = cli(*args)
+        assert r.returncode == 0, r.stderr
+        assert "8 prompts, 4 from cache, 0 retries, 0 failed" in r.stderr
+        assert len(srv.requests) == 12  # only the 4 unanswered prompts were asked again
+    assert {b.query_id for b in read_bank(out)} == set(queries)

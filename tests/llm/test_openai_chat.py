@@ -114,3 +114,18 @@ def test_rate_reads_choice_probabilities_from_logprobs(tmp_path):
         r = b.rate(["rate this"], ["0", "1", "2", "3", "4", "5"])[0]
         assert r == type(r)(answer="4", probabilities=None)
         assert b.stats.failures == 0
+
+
+def test_concurrency_bounds_requests_in_flight():
+    def slow(user, system):
+        import time
+
+        time.sleep(0.05)
+        return "ok"
+
+    with serve(answer=slow) as srv:
+        backend(srv.url, concurrency=3).generate([f"p{i}" for i in range(12)])
+        assert srv.max_in_flight == 3
+    with serve(answer=slow) as srv:
+        backend(srv.url, concurrency=1).generate([f"p{i}" for i in range(4)])
+        assert srv.max_in_flight == 1
