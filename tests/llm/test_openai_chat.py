@@ -129,3 +129,12 @@ def test_concurrency_bounds_requests_in_flight():
     with serve(answer=slow) as srv:
         backend(srv.url, concurrency=1).generate([f"p{i}" for i in range(4)])
         assert srv.max_in_flight == 1
+
+
+def test_from_options_rejects_options_of_other_backends(tmp_path):
+    b = OpenAIChat.from_options(
+        model="m", base_url="http://127.0.0.1:9/v1", cache=tmp_path / "c.sqlite", device=None
+    )
+    assert b.options() == {"temperature": 0.0} and len(b.cache) == 0
+    with pytest.raises(UserError, match="--device: not an option of the openai backend"):
+        OpenAIChat.from_options(model="m", device="cuda")

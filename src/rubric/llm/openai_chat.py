@@ -114,7 +114,15 @@ class OpenAIChat:
         cache: ResponseCache | str | Path | None = None,
         **extra: Any,
     ) -> OpenAIChat:
-        """Build from CLI-style options (the grading engine's backend registry calls this)."""
+        """Build from CLI-style options (the grading engine's backend registry calls this).
+
+        ``extra`` may carry ``retry_base``, ``retry_cap`` and ``progress``; other options left at
+        None (generic options of other backends) are ignored, any other is an error.
+        """
+        tuning = {k: extra.pop(k) for k in ("retry_base", "retry_cap", "progress") if k in extra}
+        unknown = [k for k, v in extra.items() if v is not None]
+        if unknown:
+            raise UserError(f"--{unknown[0].replace('_', '-')}: not an option of the openai backend")
         if cache is not None and not isinstance(cache, ResponseCache):
             cache = ResponseCache(cache)
         return cls(
@@ -128,7 +136,7 @@ class OpenAIChat:
             temperature=temperature,
             max_tokens=max_tokens,
             cache=cache,
-            **extra,
+            **tuning,
         )
 
     def options(self) -> dict[str, Any]:
