@@ -154,7 +154,7 @@ class OpenAIChat:
         failed = sum(a is None for a in answers)
         if failed:
             raise LLMFailure(
-                f"--base-url {self.base_url}: {failed} of {len(answers)} prompts failed after "
+                f"--base-url {self.base_url or 'default'}: {failed} of {len(answers)} prompts failed after "
                 f"{self.max_retries} retries ({self.stats.errors[-1] if self.stats.errors else ''}); "
                 "answered prompts are cached, re-run to retry the rest"
             )
@@ -186,8 +186,9 @@ class OpenAIChat:
         for r in raw:
             if r is None:
                 raise LLMFailure(
-                    f"--base-url {self.base_url}: a rating prompt failed after {self.max_retries} retries "
-                    f"({self.stats.errors[-1] if self.stats.errors else ''}); re-run to retry"
+                    f"--base-url {self.base_url or 'default'}: a rating prompt failed after "
+                    f"{self.max_retries} retries ({self.stats.errors[-1] if self.stats.errors else ''}); "
+                    "re-run to retry"
                 )
             answer, probs = _split_rating(r)
             if probs is not None:
@@ -265,7 +266,7 @@ class OpenAIChat:
                 delay = _retry_after(e)
             except openai.APIStatusError as e:
                 last_error = f"HTTP {e.status_code}"
-                if e.status_code < 500:
+                if e.status_code < 500 and e.status_code not in (408, 409):
                     break
                 delay = _retry_after(e)
             except openai.APITimeoutError:
