@@ -118,6 +118,10 @@ def assign(
         if ans.query_id not in nuggets:
             continue
         query_text = ans.query_text or texts.get(ans.query_id, "")
+        if not query_text:
+            raise UserError(
+                f"no query text for query {ans.query_id}: give --queries (the answers and bank lack it)"
+            )
         entries = [dict(n, assignment=None) for n in nuggets[ans.query_id]]
         records.append(
             {
