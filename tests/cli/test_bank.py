@@ -127,6 +127,7 @@ def test_generate_bad_options_are_user_errors(cli, tmp_path, user_error):
     base = ("bank", "generate", "-q", tmp_path / "q.json", "-m", "m", "-o", tmp_path / "o.jsonl")
     user_error(cli(*base, "--kind", "answers"), "--kind")
     user_error(cli(*base, "--style", "car"), "--facets")
+    user_error(cli(*base, "--api-key-file", tmp_path / "no-key"), "--api-key-file")
     user_error(
         cli("bank", "generate", "-q", tmp_path / "none.json", "-m", "m", "-o", tmp_path / "o.jsonl"),
         "none.json",
@@ -237,7 +238,9 @@ def test_killed_generate_resumes_without_asking_again(cli, tmp_path):
         )
         try:
             deadline = time.monotonic() + 60
-            while time.monotonic() < deadline and not (cache.exists() and len(ResponseCache(cache)) == 4):
+            while time.monotonic() < deadline and not (
+                len(srv.requests) == 8 and cache.exists() and len(ResponseCache(cache)) == 4
+            ):
                 time.sleep(0.1)
             assert len(srv.requests) == 8
         finally:

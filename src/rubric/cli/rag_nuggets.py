@@ -72,6 +72,9 @@ def assign_command(
             )
         seen.add((a.run_id, a.query_id))
     banks = list(read_bank(bank))
+    with_nuggets = {b.query_id for b in banks if b.items}
+    if not any(a.query_id in with_nuggets for a in system_answers):
+        raise UserError(f"--bank {bank}: none of the answered queries has nuggets in the bank")
     chosen = get_prompt(prompt, prompt_file)
     backend = lo.openai_backend(
         model, base_url, api_key_file, concurrency, rpm, max_retries, retry_base, timeout, temperature,
@@ -79,8 +82,6 @@ def assign_command(
     )  # fmt: skip
     texts = read_queries(queries) if queries else None
     records, failures = assign(system_answers, banks, chosen, backend, batch, parse_retries, texts)
-    if not records:
-        raise UserError(f"--bank {bank}: none of the answered queries has nuggets in the bank")
     write_json_lines(output, records)
     skipped = len(system_answers) - len(records)
     runs, nq = len({r["run_id"] for r in records}), len({r["query_id"] for r in records})
