@@ -50,6 +50,8 @@ KNOWN_PLACEHOLDERS = {
     "passages",
     "items",
     "count",
+    "max_nuggets",
+    "nuggets_length",
 }
 
 

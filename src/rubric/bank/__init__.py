@@ -1,0 +1,1 @@
+"""Phase 1: test banks (generated, AutoNuggetized, imported, edited)."""

@@ -1,0 +1,207 @@
+"""The bank verbs a human needs between phases: show, edit (add/remove/rewrite), diff.
+
+Ids follow the text, so a rewritten item gets a new id (grades of the old text no longer
+apply to it) and records where it came from in ``info.previous_id``; ``diff`` uses that link to
+show a rewrite as one change rather than a removal plus an addition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rubric.bank.generate import Topic, build_items
+from rubric.data.models import NuggetItem, QuestionItem, TestBank
+from rubric.errors import UserError
+
+Item = QuestionItem | NuggetItem
+
+
+def bank_key(bank: TestBank) -> str:
+    return f"{bank.query_id}/{bank.facet_id}" if bank.facet_id else bank.query_id
+
+
+def show_lines(banks: Iterable[TestBank], query: str | None = None) -> list[str]:
+    """A readable listing: one header per bank, one line per item (id, importance, text, answers)."""
+    lines = []
+    for bank in banks:
+        if query is not None and query not in (bank.query_id, bank_key(bank)):
+            continue
+        title = f" ({bank.facet_text})" if bank.facet_text else ""
+        lines.append(
+            f"# {bank_key(bank)}: {bank.query_text}{title}  [{len(bank.items)} {bank.kind or 'item'}s]"
+        )
+        for item in bank.items:
+            tags = []
+            if isinstance(item, NuggetItem) and item.importance:
+                tags.append(item.importance)
+            tag = f" [{', '.join(tags)}]" if tags else ""
+            gold = ""
+            if isinstance(item, QuestionItem) and item.gold_answers:
+                gold = f"  => {' | '.join(item.gold_answers)}"
+            lines.append(f"{item.item_id}{tag}\t{item.item_text}{gold}")
+    return lines
+
+
+@dataclass
+class EditReport:
+    added: int = 0
+    removed: int = 0
+    rewritten: int = 0
+    messages: list[str] = field(default_factory=list)
+
+
+def _split(option: str, value: str) -> tuple[str, str]:
+    key, sep, text = value.partition("=")
+    if not sep or not key.strip() or not text.strip():
+        raise UserError(f"{option} {value!r}: expected KEY=TEXT")
+    return key.strip(), text.strip()
+
+
+def _with_text(item: Item, text: str, bank: TestBank) -> Item:
+    data = item.to_json()
+    kind = "questions" if isinstance(item, QuestionItem) else "nuggets"
+    new_id = build_items(Topic(bank.query_id, "", bank.facet_id), kind, [text])[0].item_id
+    info = dict(data.get("info") or {})
+    info["previous_id"] = item.item_id
+    if isinstance(item, QuestionItem):
+        data.update(question_id=new_id, question_text=text, info=info)
+    else:
+        data.update(nugget_id=new_id, nugget_text=text, info=info)
+    return type(item).model_validate(data)
+
+
+def edit_banks(
+    banks: list[TestBank],
+    add: Sequence[str] = (),
+    remove: Sequence[str] = (),
+    rewrite: Sequence[str] = (),
+    kind: str | None = None,
+    queries: dict[str, str] | None = None,
+) -> tuple[list[TestBank], EditReport]:
+    """Apply the edits (removals, then rewrites, then additions); unknown ids are errors."""
+    report = EditReport()
+    by_key = {bank_key(b): b for b in banks}
+    where = {item.item_id: b for b in banks for item in b.items}
+    for item_id in remove:
+        bank = where.get(item_id)
+        if bank is None:
+            raise UserError(f"--remove {item_id}: no item with this id in the bank")
+        bank.items = [i for i in bank.items if i.item_id != item_id]
+        del where[item_id]
+        report.removed += 1
+    for value in rewrite:
+        item_id, text = _split("--rewrite", value)
+        bank = where.get(item_id)
+        if bank is None:
+            raise UserError(f"--rewrite {item_id}: no item with this id in the bank")
+        new_items = []
+        for item in bank.items:
+            new_items.append(_with_text(item, text, bank) if item.item_id == item_id else item)
+        bank.items = new_items
+        report.rewritten += 1
+    file_kind = kind or next((f"{b.kind}s" for b in banks if b.kind), None)
+    for value in add:
+        key, text = _split("--add", value)
+        bank = by_key.get(key)
+        if bank is None:
+            qid, _, facet = key.partition("/")
+            bank = TestBank(
+                query_id=qid,
+                facet_id=facet or None,
+                query_text=(queries or {}).get(qid, ""),
+                info={"generator": "rubric bank edit"},
+            )
+            banks.append(bank)
+            by_key[key] = bank
+        bank_kind = f"{bank.kind}s" if bank.kind else file_kind
+        if bank_kind is None:
+            raise UserError(f"--add {key}: the bank has no items to tell questions from nuggets; give --kind")
+        item = build_items(Topic(bank.query_id, "", bank.facet_id), bank_kind, [text])[0]
+        if any(i.item_id == item.item_id for i in bank.items):
+            report.messages.append(f"--add {key}: {text!r} is already in the bank (kept once)")
+            continue
+        bank.items = [*bank.items, item]
+        report.added += 1
+    return banks, report
+
+
+@dataclass
+class BankDiff:
+    """Per bank key: removed items, added items, rewrites (old, new), importance changes."""
+
+    removed: dict[str, list[Item]] = field(default_factory=dict)
+    added: dict[str, list[Item]] = field(default_factory=dict)
+    rewritten: dict[str, list[tuple[Item, Item]]] = field(default_factory=dict)
+    relabelled: dict[str, list[tuple[Item, Item]]] = field(default_factory=dict)
+    only_a: list[str] = field(default_factory=list)
+    only_b: list[str] = field(default_factory=list)
+    order: list[str] = field(default_factory=list)  # common bank keys in A's order
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {
+            name: sum(len(v) for v in getattr(self, name).values())
+            for name in ("removed", "added", "rewritten", "relabelled")
+        }
+
+    def lines(self) -> list[str]:
+        out = [f"only in A: {k}" for k in self.only_a] + [f"only in B: {k}" for k in self.only_b]
+        changed = {*self.removed, *self.added, *self.rewritten, *self.relabelled}
+        for key in [k for k in self.order if k in changed]:
+            out.append(f"# {key}")
+            out += [f"- {i.item_id}\t{i.item_text}" for i in self.removed.get(key, [])]
+            out += [f"+ {i.item_id}\t{i.item_text}" for i in self.added.get(key, [])]
+            out += [
+                f"~ {a.item_id} -> {b.item_id}\t{a.item_text} -> {b.item_text}"
+                for a, b in self.rewritten.get(key, [])
+            ]
+            out += [
+                f"* {b.item_id}\timportance {_imp(a)} -> {_imp(b)}" for a, b in self.relabelled.get(key, [])
+            ]
+        return out
+
+
+def _imp(item: Item) -> str | None:
+    return getattr(item, "importance", None)
+
+
+def diff_banks(a: Iterable[TestBank], b: Iterable[TestBank]) -> BankDiff:
+    """What changed from bank file A to bank file B, item by item."""
+    banks_a = {bank_key(x): x for x in a}
+    banks_b = {bank_key(x): x for x in b}
+    d = BankDiff(
+        only_a=[k for k in banks_a if k not in banks_b], only_b=[k for k in banks_b if k not in banks_a]
+    )
+    d.order = [k for k in banks_a if k in banks_b]
+    for key in d.order:
+        items_a = {i.item_id: i for i in banks_a[key].items}
+        items_b = {i.item_id: i for i in banks_b[key].items}
+        rewrites: list[tuple[Any, Any]] = []
+        for item in items_b.values():
+            prev = (
+                (getattr(item, "info", None) or {}).get("previous_id")
+                if item.item_id not in items_a
+                else None
+            )
+            if prev in items_a and prev not in items_b:
+                rewrites.append((items_a[prev], item))
+        rewritten_old = {x.item_id for x, _ in rewrites}
+        rewritten_new = {y.item_id for _, y in rewrites}
+        removed = [i for k, i in items_a.items() if k not in items_b and k not in rewritten_old]
+        added = [i for k, i in items_b.items() if k not in items_a and k not in rewritten_new]
+        relabelled = [
+            (items_a[k], i)
+            for k, i in items_b.items()
+            if k in items_a and getattr(items_a[k], "importance", None) != getattr(i, "importance", None)
+        ]
+        for name, values in (
+            ("removed", removed),
+            ("added", added),
+            ("rewritten", rewrites),
+            ("relabelled", relabelled),
+        ):
+            if values:
+                getattr(d, name)[key] = values
+    return d

@@ -1,0 +1,158 @@
+"""Import human-made banks: TQA-style exam questions with answer keys, plain question/nugget lists.
+
+Ids are computed from the text (:func:`rubric.bank.ids.item_id`) exactly as for generated banks,
+so a human list and a generated list of the same texts agree on ids.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from rubric.bank.generate import Topic, build_items
+from rubric.data.files import read_text
+from rubric.data.models import NuggetItem, QuestionItem, TestBank
+from rubric.errors import UserError
+
+TEXT_FIELDS = ("text", "question", "question_text", "nugget", "nugget_text")
+
+
+def _entry(path: Path, where: str, raw: Any, kind: str) -> tuple[str, dict[str, Any]]:
+    """(text, extra fields) of one list entry: a string or an object with a text field."""
+    if isinstance(raw, str):
+        return raw, {}
+    if isinstance(raw, dict):
+        text = next((raw[f] for f in TEXT_FIELDS if isinstance(raw.get(f), str)), None)
+        if text is None:
+            raise UserError(f"{path}: {where}: no text field (one of {', '.join(TEXT_FIELDS)})")
+        extra: dict[str, Any] = {}
+        if kind == "questions" and raw.get("gold_answers") is not None:
+            gold = raw["gold_answers"]
+            extra["gold_answers"] = [str(g) for g in (gold if isinstance(gold, list) else [gold])]
+        if kind == "nuggets" and raw.get("importance") is not None:
+            extra["importance"] = _importance(path, where, raw["importance"])
+        return text, extra
+    raise UserError(f"{path}: {where}: expected a string or an object with a text field")
+
+
+def _importance(path: Path, where: str, value: Any) -> str:
+    label = str(value).strip().lower()
+    if label not in ("vital", "okay"):
+        raise UserError(f"{path}: {where}: importance must be 'vital' or 'okay', got {value!r}")
+    return label
+
+
+def read_plain(path: str | Path, kind: str) -> dict[str, list[tuple[str, dict[str, Any]]]]:
+    """``{qid: [(text, extra)]}`` from JSON ``{qid: [...]}``, a JSON list of records, or TSV
+    ``qid<TAB>text[<TAB>gold1|gold2 or importance]``."""
+    path = Path(path)
+    content = read_text(path)
+    out: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    if content.lstrip().startswith(("{", "[")):
+        try:
+            data = json.loads(content)
+        except json.JSONDecodeError as e:
+            raise UserError(f"{path}:{e.lineno}: not valid JSON ({e.msg})") from None
+        if isinstance(data, dict):
+            for qid, entries in data.items():
+                if not isinstance(entries, list):
+                    raise UserError(f"{path}: query {qid}: expected a list of {kind}")
+                out[str(qid)] = [
+                    _entry(path, f"query {qid} item {i + 1}", e, kind) for i, e in enumerate(entries)
+                ]
+        else:
+            for i, rec in enumerate(data, start=1):
+                qid = rec.get("query_id", rec.get("qid")) if isinstance(rec, dict) else None
+                if qid is None:
+                    raise UserError(f"{path}: record {i}: no query_id")
+                out.setdefault(str(qid), []).append(_entry(path, f"record {i}", rec, kind))
+        return out
+    for line_no, line in enumerate(content.splitlines(), start=1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        cols = line.rstrip("\n").split("\t")
+        if len(cols) < 2 or not cols[1].strip():
+            raise UserError(f"{path}:{line_no}: expected 'qid<TAB>text[<TAB>...]'")
+        extra: dict[str, Any] = {}
+        if len(cols) > 2 and cols[2].strip():
+            if kind == "questions":
+                extra["gold_answers"] = [g.strip() for g in cols[2].split("|") if g.strip()]
+            else:
+                extra["importance"] = _importance(path, f"line {line_no}", cols[2])
+        out.setdefault(cols[0].strip(), []).append((cols[1].strip(), extra))
+    return out
+
+
+def _tqa_choice(q: dict) -> list[str]:
+    """The answer key of a TQA question: the correct choice's text (and its letter)."""
+    correct = (q.get("correctAnswer") or {}).get("processedText", "").strip()
+    choices = q.get("answerChoices") or {}
+    text = (choices.get(correct) or {}).get("processedText") if correct in choices else None
+    return [text.strip()] if text else ([correct] if correct else [])
+
+
+def read_tqa(
+    path: str | Path, prefix: str = "tqa2:"
+) -> tuple[dict[str, list[tuple[str, dict]]], dict[str, str]]:
+    """TQA lessons (``[{globalID, lessonName, questions: {nonDiagramQuestions: {...}}}]``)."""
+    path = Path(path)
+    try:
+        data = json.loads(read_text(path))
+    except json.JSONDecodeError as e:
+        raise UserError(f"{path}:{e.lineno}: not valid JSON ({e.msg})") from None
+    lessons = data if isinstance(data, list) else [data]
+    out: dict[str, list[tuple[str, dict]]] = {}
+    titles: dict[str, str] = {}
+    for i, lesson in enumerate(lessons, start=1):
+        if not isinstance(lesson, dict) or "globalID" not in lesson:
+            raise UserError(f"{path}: lesson {i}: not a TQA lesson (no 'globalID')")
+        qid = f"{prefix}{lesson['globalID']}"
+        titles[qid] = str(lesson.get("lessonName", ""))
+        questions = (lesson.get("questions") or {}).get("nonDiagramQuestions") or {}
+        for source_id, q in questions.items():
+            text = ((q.get("beingAsked") or {}).get("processedText") or "").strip()
+            if not text:
+                raise UserError(
+                    f"{path}: lesson {lesson['globalID']} question {source_id}: no beingAsked text"
+                )
+            out.setdefault(qid, []).append((text, {"gold_answers": _tqa_choice(q), "source_id": source_id}))
+    return out, titles
+
+
+def to_banks(
+    entries: dict[str, list[tuple[str, dict[str, Any]]]],
+    kind: str,
+    queries: dict[str, str],
+    test_collection: str = "",
+    source: str = "",
+) -> list[TestBank]:
+    """Banks with ids from the text; extra fields (answer keys, importance) are kept."""
+    banks = []
+    for qid, rows in entries.items():
+        topic = Topic(query_id=qid, query_text=queries.get(qid, ""))
+        items: list[QuestionItem | NuggetItem] = []
+        for item, (_, extra) in zip(
+            build_items(topic, kind, [t for t, _ in rows]), _unique(rows), strict=True
+        ):
+            items.append(type(item).model_validate({**item.to_json(), **extra}) if extra else item)
+        banks.append(
+            TestBank(
+                query_id=qid,
+                test_collection=test_collection,
+                query_text=queries.get(qid, ""),
+                info={"generator": "rubric bank import", "source": source, "prompt_target": kind},
+                items=items,
+            )
+        )
+    return banks
+
+
+def _unique(rows: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
+    """Rows with the first of each stripped text (as build_items keeps them)."""
+    seen, out = set(), []
+    for text, extra in rows:
+        if text.strip() not in seen:
+            seen.add(text.strip())
+            out.append((text, extra))
+    return out

@@ -1,0 +1,172 @@
+"""AutoNuggetizer (TREC 2024 RAG, "The Great Nugget Recall" §4.1): nuggets from relevant passages.
+
+1. Creation (Figure 1): per query, walk the passages judged >= ``min_judgment`` in windows of
+   ``window`` (10), each turn asking the LLM to update the running nugget list (1-12 words per
+   nugget, at most ``max_nuggets`` = 30). Queries advance in lock-step, so every turn is one
+   concurrent batch over all queries.
+2. Importance (Figure 2): label the nuggets vital/okay, at most 10 per call.
+3. Keep (§4.1.1): sort vital first, stable, so the creation order (by decreasing importance, as
+   the prompt asks) breaks ties; keep the first ``keep`` (20).
+
+A window or importance call whose answer stays unreadable (or unanswered) after the bounded
+re-asks keeps the previous nugget list / leaves the importance unset; both are counted in the
+bank's ``info`` and reported, and unlabelled nuggets are kept (after the labelled ones).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rubric.bank.ask import ask_parsed, backend_info
+from rubric.bank.ids import item_id
+from rubric.bank.parse import ParseError, parse_labels, parse_list
+from rubric.data.models import NuggetItem, TestBank
+from rubric.grading.prompts import Prompt
+from rubric.llm.openai_chat import ChatPrompt
+
+IMPORTANCE = {"vital": "vital", "okay": "okay", "ok": "okay"}
+IMPORTANCE_BATCH = 10  # "at most 10 nuggets are passed to the LLM" (Figure 2)
+
+
+@dataclass
+class QueryState:
+    query_id: str
+    query_text: str
+    passages: list[str]
+    nuggets: list[str] = field(default_factory=list)
+    failed_windows: list[int] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def windows(passages: Sequence[str], size: int) -> list[list[str]]:
+    return [list(passages[i : i + size]) for i in range(0, len(passages), size)]
+
+
+def format_context(passages: Sequence[str]) -> str:
+    """``[1] text`` lines, as in Figure 1 (newlines inside a passage become spaces)."""
+    return "\n".join(f"[{i}] {' '.join(p.split())}" for i, p in enumerate(passages, start=1))
+
+
+def create_nuggets(
+    states: list[QueryState], prompt: Prompt, backend: Any, window: int, max_nuggets: int, retries: int
+) -> None:
+    """Run the iterative creation turns (updates ``states`` in place)."""
+    per_query = [windows(s.passages, window) for s in states]
+    turns = max((len(w) for w in per_query), default=0)
+    for turn in range(turns):
+        active = [(s, w[turn]) for s, w in zip(states, per_query, strict=True) if turn < len(w)]
+        chats = [
+            ChatPrompt(
+                prompt.render(
+                    query=s.query_text,
+                    context=format_context(win),
+                    nuggets=json.dumps(s.nuggets, ensure_ascii=False),
+                    nuggets_length=str(len(s.nuggets)),
+                    max_nuggets=str(max_nuggets),
+                ),
+                system=prompt.system,
+            )
+            for s, win in active
+        ]
+        asked = ask_parsed(backend, chats, lambda i, a: parse_list(a), retries=retries)
+        for (state, _), res in zip(active, asked, strict=True):
+            if res.value is None:
+                state.failed_windows.append(turn + 1)
+                state.errors.append(f"{state.query_id} window {turn + 1}: {res.error}")
+            else:
+                state.nuggets = res.value[:max_nuggets]
+
+
+def label_importance(
+    states: list[QueryState], prompt: Prompt, backend: Any, retries: int
+) -> dict[str, list[str | None]]:
+    """Importance per query, aligned with its nuggets (``None`` where labelling failed)."""
+    jobs: list[tuple[QueryState, int, list[str]]] = []
+    for s in states:
+        for start in range(0, len(s.nuggets), IMPORTANCE_BATCH):
+            jobs.append((s, start, s.nuggets[start : start + IMPORTANCE_BATCH]))
+    chats = [
+        ChatPrompt(
+            prompt.render(
+                query=s.query_text, nuggets=json.dumps(batch, ensure_ascii=False), count=str(len(batch))
+            ),
+            system=prompt.system,
+        )
+        for s, _, batch in jobs
+    ]
+    asked = ask_parsed(
+        backend, chats, lambda i, a: parse_labels(a, IMPORTANCE, len(jobs[i][2])), retries=retries
+    )
+    labels: dict[str, list[str | None]] = {s.query_id: [None] * len(s.nuggets) for s in states}
+    for (s, start, batch), res in zip(jobs, asked, strict=True):
+        if res.value is None:
+            s.errors.append(
+                f"{s.query_id} importance of nuggets {start + 1}-{start + len(batch)}: {res.error}"
+            )
+            continue
+        labels[s.query_id][start : start + len(batch)] = res.value
+    return labels
+
+
+def select(
+    nuggets: Sequence[str], importance: Sequence[str | None], keep: int
+) -> list[tuple[str, str | None]]:
+    """Vital first, then okay, then unlabelled; stable; the first ``keep``."""
+    rank = {"vital": 0, "okay": 1, None: 2}
+    ordered = sorted(zip(nuggets, importance, strict=True), key=lambda pair: rank[pair[1]])
+    return ordered[:keep]
+
+
+def nuggetize(
+    queries: dict[str, str],
+    passages: dict[str, list[str]],
+    create_prompt: Prompt,
+    importance_prompt: Prompt,
+    backend: Any,
+    window: int = 10,
+    max_nuggets: int = 30,
+    keep: int = 20,
+    retries: int = 2,
+    settings: dict[str, Any] | None = None,
+) -> tuple[list[TestBank], list[str]]:
+    """One nugget bank per query that has passages; and every failure, one message each."""
+    states = [QueryState(q, queries[q], ps) for q, ps in passages.items() if ps]
+    create_nuggets(states, create_prompt, backend, window, max_nuggets, retries)
+    importance = label_importance(states, importance_prompt, backend, retries)
+    banks, errors = [], []
+    for s in states:
+        errors.extend(s.errors)
+        chosen = select(s.nuggets, importance[s.query_id], keep)
+        items = []
+        seen = set()
+        for text, label in chosen:
+            nid = item_id(s.query_id, text)
+            if nid not in seen:
+                seen.add(nid)
+                items.append(
+                    NuggetItem(query_id=s.query_id, nugget_id=nid, nugget_text=text, importance=label)
+                )
+        info = {
+            "generator": "autonuggetizer",
+            **backend_info(backend),
+            "prompt_class": create_prompt.name,
+            "importance_prompt_class": importance_prompt.name,
+            **(settings or {}),
+            "window": window,
+            "max_nuggets": max_nuggets,
+            "keep": keep,
+            "passages": len(s.passages),
+            "windows": len(windows(s.passages, window)),
+            "failed_windows": s.failed_windows,
+            "unlabelled": sum(label is None for label in importance[s.query_id]),
+            "created": len(s.nuggets),
+            "trimmed": max(0, len(s.nuggets) - keep),
+        }
+        banks.append(TestBank(query_id=s.query_id, query_text=s.query_text, info=info, items=items))
+    return banks, errors
+
+
+__all__ = ["nuggetize", "select", "format_context", "ParseError"]

@@ -1,0 +1,333 @@
+"""`rubric bank`: create, import, inspect and edit test banks (Phase 1)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from rubric.cli import llm_options as lo
+from rubric.cli.common import info, phase_app
+from rubric.errors import UserError
+
+app = phase_app(
+    "Phase 1: test banks of exam questions or nuggets (generate, nuggetize, import, show, edit, diff)."
+)
+
+KINDS = ("questions", "nuggets")
+GENERATE_PROMPTS = {
+    ("questions", "dl"): "GenerateQuestionsDL",
+    ("nuggets", "dl"): "GenerateNuggetsDL",
+    ("questions", "car"): "GenerateQuestionsCAR",
+    ("nuggets", "car"): "GenerateNuggetsCAR",
+}
+PROMPT_FILE = typer.Option(None, "--prompt-file", help="Extra TOML prompt file(s) to choose --prompt from.")
+
+
+def _check_kind(kind: str) -> str:
+    if kind not in KINDS:
+        raise UserError(f"--kind: expected questions or nuggets, got {kind!r}")
+    return kind
+
+
+def _load_banks(path: Path) -> list:
+    from rubric.data.jsonl import read_bank
+
+    return list(read_bank(path))
+
+
+@app.command("generate")
+def generate(
+    queries: Path = typer.Option(..., "--queries", "-q", help="Queries: JSON {qid: text}, TSV or JSONL."),
+    kind: str = typer.Option("questions", "--kind", help="What to generate: questions or nuggets."),
+    style: str = typer.Option(
+        "dl", "--style", help="dl: break the query into items; car: query title + subtopics from --facets."
+    ),
+    facets: Path = typer.Option(
+        None, "--facets", help="CAR subtopics: TSV qid<TAB>facet_id<TAB>text or JSON {qid: {facet_id: text}}."
+    ),
+    per_query: int = typer.Option(
+        10, "--per-query", help="Items to ask for per query (the DL prompts' count)."
+    ),
+    prompt: str = typer.Option(
+        None, "--prompt", help="Prompt name or TOML file. [default: Generate{Questions,Nuggets}{DL,CAR}]"
+    ),
+    prompt_file: list[Path] = PROMPT_FILE,
+    test_collection: str = typer.Option("", "--test-collection", help="Recorded in each bank."),
+    output: Path = typer.Option(..., "--output", "-o", help="Bank file to write (.jsonl or .jsonl.gz)."),
+    parse_retries: int = lo.PARSE_RETRIES,
+    model: str = lo.MODEL,
+    base_url: str = lo.BASE_URL,
+    api_key_file: Path = lo.API_KEY_FILE,
+    concurrency: int = lo.CONCURRENCY,
+    rpm: float = lo.RPM,
+    max_retries: int = lo.MAX_RETRIES,
+    retry_base: float = lo.RETRY_BASE,
+    timeout: float = lo.TIMEOUT,
+    temperature: float = lo.TEMPERATURE,
+    max_tokens: int = lo.MAX_TOKENS,
+    cache: Path = lo.CACHE,
+    no_cache: bool = lo.NO_CACHE,
+) -> None:
+    """Generate questions or nuggets per query with an LLM (RUBRIC / EXAM++ / Workbench prompts).
+
+    Item ids are qid[/facet]/md5(text). Exit code 1 when some queries got no bank after all
+    retries (they are listed; re-run to retry them, answered prompts come from the cache).
+
+    Example: rubric bank generate -q queries.json --kind nuggets -m gpt-4o -o nuggets.jsonl.gz
+    """
+    from rubric.bank.generate import Topic, generate_banks, read_facets
+    from rubric.data.jsonl import write_bank
+    from rubric.data.queries import read_queries
+    from rubric.grading.prompts import get_prompt
+
+    _check_kind(kind)
+    if style not in ("dl", "car"):
+        raise UserError(f"--style: expected dl or car, got {style!r}")
+    if per_query < 1:
+        raise UserError("--per-query: must be at least 1")
+    texts = read_queries(queries)
+    if style == "car":
+        if facets is None:
+            raise UserError("--facets: the car style needs the subtopics of each query")
+        facet_map = read_facets(facets)
+        unknown = [q for q in facet_map if q not in texts]
+        if unknown:
+            raise UserError(f"--facets {facets}: query {unknown[0]} is not in --queries {queries}")
+        topics = [Topic(q, texts[q], f, t) for q, fs in facet_map.items() for f, t in fs]
+    else:
+        topics = [Topic(q, t) for q, t in texts.items()]
+    chosen = get_prompt(prompt or GENERATE_PROMPTS[(kind, style)], prompt_file)
+    backend = lo.openai_backend(
+        model, base_url, api_key_file, concurrency, rpm, max_retries, retry_base, timeout, temperature,
+        max_tokens, cache, no_cache,
+    )  # fmt: skip
+    banks, failures = generate_banks(topics, chosen, backend, kind, per_query, parse_retries, test_collection)
+    write_bank(output, banks)
+    items = sum(len(b.items) for b in banks)
+    info(f"wrote {len(banks)} of {len(topics)} banks ({items} {kind}) to {output}")
+    lo.report_llm(backend)
+    lo.report_failures(failures, "queries")
+
+
+@app.command("nuggetize")
+def nuggetize(
+    passages: Path = typer.Option(
+        ..., "--passages", "-p", help="Passages file (with judgments, or use --qrels)."
+    ),
+    queries: Path = typer.Option(..., "--queries", "-q", help="Queries: JSON {qid: text}, TSV or JSONL."),
+    qrels: Path = typer.Option(
+        None, "--qrels", help="Judgments to use instead of the passages' own (e.g. UMBRELA LLM qrels)."
+    ),
+    min_judgment: int = typer.Option(1, "--min-judgment", help="Use passages judged at least this relevant."),
+    window: int = typer.Option(10, "--window", help="Passages per nuggetization turn."),
+    max_nuggets: int = typer.Option(30, "--max-nuggets", help="Most nuggets the running list may hold."),
+    keep: int = typer.Option(20, "--keep", help="Nuggets kept per query after sorting vital first."),
+    create_prompt: str = typer.Option(
+        "AutoNuggetizerCreate", "--create-prompt", help="Nugget creation prompt."
+    ),
+    importance_prompt: str = typer.Option(
+        "AutoNuggetizerImportance", "--importance-prompt", help="Vital/okay labelling prompt."
+    ),
+    prompt_file: list[Path] = PROMPT_FILE,
+    output: Path = typer.Option(..., "--output", "-o", help="Nugget bank to write (.jsonl or .jsonl.gz)."),
+    parse_retries: int = lo.PARSE_RETRIES,
+    model: str = lo.MODEL,
+    base_url: str = lo.BASE_URL,
+    api_key_file: Path = lo.API_KEY_FILE,
+    concurrency: int = lo.CONCURRENCY,
+    rpm: float = lo.RPM,
+    max_retries: int = lo.MAX_RETRIES,
+    retry_base: float = lo.RETRY_BASE,
+    timeout: float = lo.TIMEOUT,
+    temperature: float = lo.TEMPERATURE,
+    max_tokens: int = lo.MAX_TOKENS,
+    cache: Path = lo.CACHE,
+    no_cache: bool = lo.NO_CACHE,
+) -> None:
+    """AutoNuggetizer: nuggets from relevant passages, labelled vital/okay (TREC 2024 RAG).
+
+    Iterates over windows of relevant passages updating a nugget list (at most --max-nuggets),
+    labels importance 10 nuggets per call, sorts vital first and keeps --keep. Failed windows
+    are retried, then listed (exit code 1) and counted in each bank's info.
+
+    Example: rubric bank nuggetize -p pool.jsonl.gz -q queries.json -m gpt-4o -o nuggets.jsonl.gz
+    """
+    from rubric.bank.nuggetize import nuggetize as run
+    from rubric.data.jsonl import read_passages, write_bank
+    from rubric.data.queries import read_queries
+    from rubric.data.trec import read_qrels
+    from rubric.grading.prompts import get_prompt
+
+    for name, value in (("--window", window), ("--max-nuggets", max_nuggets), ("--keep", keep)):
+        if value < 1:
+            raise UserError(f"{name}: must be at least 1")
+    texts = read_queries(queries)
+    judged = read_qrels(qrels) if qrels else None
+    relevant: dict[str, list[str]] = {}
+    seen: set[tuple[str, str]] = set()
+    for q in read_passages(passages):
+        if q.queryId not in texts:
+            raise UserError(f"--queries {queries}: no text for query {q.queryId} of {passages}")
+        for p in q.paragraphs:
+            grade = (
+                judged.get(q.queryId, {}).get(p.paragraph_id) if judged is not None else p.judgment(q.queryId)
+            )
+            if grade is not None and grade >= min_judgment and (q.queryId, p.paragraph_id) not in seen:
+                seen.add((q.queryId, p.paragraph_id))
+                relevant.setdefault(q.queryId, []).append(p.text)
+    if not relevant:
+        source = f"--qrels {qrels}" if qrels else f"the judgments in {passages}"
+        raise UserError(f"--min-judgment {min_judgment}: no passage is judged that relevant in {source}")
+    backend = lo.openai_backend(
+        model, base_url, api_key_file, concurrency, rpm, max_retries, retry_base, timeout, temperature,
+        max_tokens, cache, no_cache,
+    )  # fmt: skip
+    settings = {"min_judgment": min_judgment, "judgments": str(qrels) if qrels else "passages"}
+    banks, failures = run(
+        texts,
+        relevant,
+        get_prompt(create_prompt, prompt_file),
+        get_prompt(importance_prompt, prompt_file),
+        backend,
+        window=window,
+        max_nuggets=max_nuggets,
+        keep=keep,
+        retries=parse_retries,
+        settings=settings,
+    )
+    write_bank(output, banks)
+    vital = sum(getattr(i, "importance", None) == "vital" for b in banks for i in b.items)
+    nuggets = sum(len(b.items) for b in banks)
+    without = sum(1 for q in texts if q not in relevant)
+    info(f"wrote {nuggets} nuggets ({vital} vital) for {len(banks)} queries to {output}")
+    if without:
+        info(f"{without} queries have no passage judged >= {min_judgment} and got no nuggets")
+    lo.report_llm(backend)
+    lo.report_failures(failures, "LLM calls")
+
+
+@app.command("import")
+def import_(
+    source: Path = typer.Argument(..., help="File to import (see --format)."),
+    fmt: str = typer.Option(
+        "list",
+        "--format",
+        help="list: TSV qid<TAB>text[<TAB>gold1|gold2 or importance], JSON {qid: [...]} or a JSON list "
+        "of records; tqa: TQA lessons JSON (questions with answer keys).",
+    ),
+    kind: str = typer.Option("questions", "--kind", help="questions or nuggets (tqa is always questions)."),
+    queries: Path = typer.Option(
+        None, "--queries", "-q", help="Query texts to record in the banks. [default: none]"
+    ),
+    tqa_prefix: str = typer.Option(
+        "tqa2:", "--tqa-prefix", help="Prefix of query ids made from TQA lesson ids."
+    ),
+    test_collection: str = typer.Option("", "--test-collection", help="Recorded in each bank."),
+    output: Path = typer.Option(..., "--output", "-o", help="Bank file to write."),
+) -> None:
+    """Import a human-made bank: TQA questions with answer keys, or plain question/nugget lists.
+
+    Example: rubric bank import my-nuggets.tsv --kind nuggets -q queries.json -o nuggets.jsonl.gz
+    """
+    from rubric.bank.importers import read_plain, read_tqa, to_banks
+    from rubric.data.jsonl import write_bank
+    from rubric.data.queries import read_queries
+
+    texts = read_queries(queries) if queries else {}
+    if fmt == "tqa":
+        entries, titles = read_tqa(source, tqa_prefix)
+        kind = "questions"
+        texts = {**titles, **texts}
+    elif fmt == "list":
+        entries = read_plain(source, _check_kind(kind))
+    else:
+        raise UserError(f"--format: expected list or tqa, got {fmt!r}")
+    banks = to_banks(entries, kind, texts, test_collection, source=str(source))
+    write_bank(output, banks)
+    info(f"wrote {len(banks)} banks ({sum(len(b.items) for b in banks)} {kind}) to {output}")
+
+
+@app.command("show")
+def show(
+    bank: Path = typer.Argument(..., help="Bank file."),
+    query: str = typer.Option(None, "--query", help="Show only this query (or qid/facet). [default: all]"),
+    as_json: bool = typer.Option(False, "--json", help="Print the bank records as JSON lines instead."),
+) -> None:
+    """Print a bank: one header per query, one line per item (id, importance, text, answer key).
+
+    Example: rubric bank show dl19-questions.jsonl.gz --query 1115776
+    """
+    from rubric.bank.edit import bank_key, show_lines
+
+    banks = _load_banks(bank)
+    if query is not None and not any(query in (b.query_id, bank_key(b)) for b in banks):
+        raise UserError(f"--query {query}: not in {bank} ({len(banks)} banks)")
+    if as_json:
+        for b in banks:
+            if query is None or query in (b.query_id, bank_key(b)):
+                typer.echo(json.dumps(b.to_json(), ensure_ascii=False))
+        return
+    for line in show_lines(banks, query):
+        typer.echo(line)
+
+
+@app.command("edit")
+def edit(
+    bank: Path = typer.Argument(..., help="Bank file to edit."),
+    add: list[str] = typer.Option(None, "--add", help="QID[/FACET]=TEXT: add an item (repeatable)."),
+    remove: list[str] = typer.Option(None, "--remove", help="ITEM_ID: remove an item (repeatable)."),
+    rewrite: list[str] = typer.Option(
+        None, "--rewrite", help="ITEM_ID=TEXT: new text; the id follows it, info.previous_id keeps the old."
+    ),
+    kind: str = typer.Option(None, "--kind", help="questions or nuggets, for --add to an empty bank."),
+    queries: Path = typer.Option(None, "--queries", "-q", help="Query texts for queries new to the bank."),
+    output: Path = typer.Option(None, "--output", "-o", help="Where to write. [default: replace BANK]"),
+) -> None:
+    """Add, remove or rewrite items; ids follow the text (qid[/facet]/md5).
+
+    Removals apply first, then rewrites, then additions. The file is replaced atomically.
+
+    Example: rubric bank edit nuggets.jsonl.gz --remove 940547/79127769531faf8ed9b9c2b8c8209002
+    """
+    from rubric.bank.edit import edit_banks
+    from rubric.data.jsonl import write_bank
+    from rubric.data.queries import read_queries
+
+    if not (add or remove or rewrite):
+        raise UserError("nothing to do: give --add, --remove or --rewrite")
+    banks, report = edit_banks(
+        _load_banks(bank),
+        add or [],
+        remove or [],
+        rewrite or [],
+        kind=_check_kind(kind) if kind else None,
+        queries=read_queries(queries) if queries else None,
+    )
+    target = output or bank
+    write_bank(target, banks)
+    for message in report.messages:
+        info(message)
+    info(f"{report.added} added, {report.removed} removed, {report.rewritten} rewritten; wrote {target}")
+
+
+@app.command("diff")
+def diff(
+    a: Path = typer.Argument(..., help="The old bank."),
+    b: Path = typer.Argument(..., help="The new bank."),
+) -> None:
+    """Show what changed from bank A to bank B: - removed, + added, ~ rewritten, * importance.
+
+    Example: rubric bank diff nuggets-v1.jsonl.gz nuggets-v2.jsonl.gz
+    """
+    from rubric.bank.edit import diff_banks
+
+    d = diff_banks(_load_banks(a), _load_banks(b))
+    for line in d.lines():
+        typer.echo(line)
+    c = d.counts
+    info(
+        f"{c['removed']} removed, {c['added']} added, {c['rewritten']} rewritten, "
+        f"{c['relabelled']} relabelled; {len(d.only_a)} banks only in A, {len(d.only_b)} only in B"
+    )

@@ -1,0 +1,144 @@
+"""Nugget scores of RAG answers (TREC 2024 RAG, "The Great Nugget Recall" §4.4).
+
+Per (run, query), over the query's nuggets with their assignment:
+
+- ``A_strict`` = supported / all nuggets; ``V_strict`` = supported vital / vital nuggets;
+- ``A_partial`` and ``V_partial`` count partial_support as 0.5 (the non-strict variants).
+
+A run's score is the mean over queries, with the standard error (sample sd / sqrt(n)). The
+queries are all queries of the ASSIGNED file; a run with no answer for one of them scores 0
+there (a missing answer recalls no nugget), and the count is reported. ``V_*`` is undefined for
+a query without vital nuggets: that query is left out of the V means (``n`` says how many
+counted). A nugget without an assignment (a failed batch) is an error, not a zero.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rubric.data.jsonl import iter_json_lines
+from rubric.errors import UserError
+
+MEASURES = ("V_strict", "V_partial", "A_strict", "A_partial")
+CREDIT_STRICT = {"support": 1.0, "partial_support": 0.0, "not_support": 0.0}
+CREDIT_PARTIAL = {"support": 1.0, "partial_support": 0.5, "not_support": 0.0}
+
+
+@dataclass
+class QueryScore:
+    run_id: str
+    query_id: str
+    scores: dict[str, float | None]
+    nuggets: int
+    vital: int
+    missing: bool = False
+
+
+@dataclass
+class RunScore:
+    run_id: str
+    means: dict[str, float | None]
+    stderrs: dict[str, float | None]
+    counts: dict[str, int]
+    missing_queries: list[str] = field(default_factory=list)
+
+
+def score_nuggets(nuggets: Sequence[dict[str, Any]]) -> dict[str, float | None]:
+    """The four scores of one answer from its nuggets' importance and assignment."""
+    vital = [n for n in nuggets if n.get("importance") == "vital"]
+
+    def mean(items: Sequence[dict[str, Any]], credit: dict[str, float]) -> float | None:
+        return sum(credit[n["assignment"]] for n in items) / len(items) if items else None
+
+    return {
+        "V_strict": mean(vital, CREDIT_STRICT),
+        "V_partial": mean(vital, CREDIT_PARTIAL),
+        "A_strict": mean(nuggets, CREDIT_STRICT),
+        "A_partial": mean(nuggets, CREDIT_PARTIAL),
+    }
+
+
+def read_assigned(path: str | Path) -> list[QueryScore]:
+    """Score every record of an ASSIGNED file; problems name file:line."""
+    out: list[QueryScore] = []
+    seen: set[tuple[str, str]] = set()
+    for line_no, rec in iter_json_lines(path):
+        where = f"{path}:{line_no}"
+        if not isinstance(rec, dict):
+            raise UserError(f"{where}: expected an ASSIGNED record (a JSON object)")
+        for name in ("run_id", "query_id", "nuggets"):
+            if name not in rec:
+                raise UserError(f"{where}: missing field {name!r}")
+        if not isinstance(rec["nuggets"], list) or not rec["nuggets"]:
+            raise UserError(f"{where}: 'nuggets' must be a non-empty list")
+        key = (str(rec["run_id"]), str(rec["query_id"]))
+        if key in seen:
+            raise UserError(f"{where}: run {key[0]} query {key[1]} appears twice")
+        seen.add(key)
+        for i, n in enumerate(rec["nuggets"]):
+            label = n.get("assignment") if isinstance(n, dict) else None
+            if label is None:
+                raise UserError(
+                    f"{where}: nuggets[{i}] has no assignment (its LLM call failed); "
+                    "re-run `rubric grade assign` to retry the failed batches"
+                )
+            if label not in CREDIT_STRICT:
+                raise UserError(f"{where}: nuggets[{i}].assignment: unknown label {label!r}")
+            if n.get("importance") not in (None, "vital", "okay"):
+                raise UserError(f"{where}: nuggets[{i}].importance: expected vital or okay")
+        nuggets = rec["nuggets"]
+        out.append(
+            QueryScore(
+                run_id=key[0],
+                query_id=key[1],
+                scores=score_nuggets(nuggets),
+                nuggets=len(nuggets),
+                vital=sum(n.get("importance") == "vital" for n in nuggets),
+            )
+        )
+    if not out:
+        raise UserError(f"{path}: the file holds no assignments")
+    return out
+
+
+def _mean_stderr(values: list[float]) -> tuple[float | None, float | None]:
+    if not values:
+        return None, None
+    mean = sum(values) / len(values)
+    if len(values) < 2:
+        return mean, None
+    var = sum((v - mean) ** 2 for v in values) / (len(values) - 1)
+    return mean, math.sqrt(var / len(values))
+
+
+def aggregate(scores: list[QueryScore]) -> tuple[list[QueryScore], list[RunScore]]:
+    """Per-query scores (with zeros for missing answers) and per-run means, best V_strict first."""
+    queries = list(dict.fromkeys(s.query_id for s in scores))
+    template = {s.query_id: s for s in scores}
+    runs = list(dict.fromkeys(s.run_id for s in scores))
+    have = {(s.run_id, s.query_id): s for s in scores}
+    rows: list[QueryScore] = []
+    summaries: list[RunScore] = []
+    for run in runs:
+        run_rows, missing = [], []
+        for q in queries:
+            row = have.get((run, q))
+            if row is None:
+                t = template[q]
+                zero = {m: (0.0 if (t.vital or not m.startswith("V")) else None) for m in MEASURES}
+                row = QueryScore(run, q, zero, t.nuggets, t.vital, missing=True)
+                missing.append(q)
+            run_rows.append(row)
+        rows.extend(run_rows)
+        means, stderrs, counts = {}, {}, {}
+        for m in MEASURES:
+            values = [r.scores[m] for r in run_rows if r.scores[m] is not None]
+            means[m], stderrs[m] = _mean_stderr(values)  # type: ignore[arg-type]
+            counts[m] = len(values)
+        summaries.append(RunScore(run, means, stderrs, counts, missing))
+    summaries.sort(key=lambda r: -(r.means["V_strict"] if r.means["V_strict"] is not None else -1.0))
+    return rows, summaries

@@ -1,0 +1,164 @@
+"""Listwise nugget assignment (AutoNuggetizer "AutoAssign", TREC 2024 RAG §4.2.1, Figure 3).
+
+Each system answer (a whole RAG answer, or a run's passages for a query joined in rank order) is
+shown to the LLM with at most 10 nuggets per call; the LLM labels each nugget support,
+partial_support or not_support. A batch whose answer stays unreadable (wrong number of labels,
+unknown label) after the bounded re-asks, or unanswered after the backend's retries, leaves
+``assignment: null`` on its nuggets and is counted in ``failed_batches``: scoring refuses such
+records rather than reading them as not_support.
+
+ASSIGNED file, one JSON object per (run, query)::
+
+    {"run_id", "query_id", "query_text", "llm", "llm_options", "prompt_class",
+     "nuggets": [{"nugget_id", "nugget_text", "importance", "assignment"}], "failed_batches"}
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rubric.bank.ask import ask_parsed, backend_info
+from rubric.bank.parse import parse_labels
+from rubric.data.jsonl import iter_json_lines, read_passages
+from rubric.data.models import NuggetItem, TestBank
+from rubric.errors import UserError
+from rubric.grading.prompts import Prompt
+from rubric.llm.openai_chat import ChatPrompt
+
+LABELS = ("support", "partial_support", "not_support")
+ALLOWED = {
+    "support": "support",
+    "supported": "support",
+    "full_support": "support",
+    "partial_support": "partial_support",
+    "partially_supported": "partial_support",
+    "partial": "partial_support",
+    "not_support": "not_support",
+    "not_supported": "not_support",
+    "no_support": "not_support",
+    "unsupported": "not_support",
+}
+
+
+@dataclass(frozen=True)
+class SystemAnswer:
+    """The text of one run's answer to one query."""
+
+    run_id: str
+    query_id: str
+    query_text: str
+    text: str
+
+
+def read_system_answers(path: str | Path) -> list[SystemAnswer]:
+    """TREC RAG 2024/2025 answer files, or a passages file (grouped by ranking method and query,
+    passages joined in rank order), detected from the first record."""
+    first = next(iter_json_lines(path), None)
+    if first is None:
+        raise UserError(f"{path}: the file holds no answers")
+    if isinstance(first[1], list):
+        return _answers_from_passages(path)
+    from rubric.convert.rag import read_answers
+
+    return [
+        SystemAnswer(a.run_id, a.topic_id, a.topic, " ".join(t.strip() for t, _ in a.sentences if t.strip()))
+        for a in read_answers(path)
+    ]
+
+
+def _answers_from_passages(path: str | Path) -> list[SystemAnswer]:
+    out = []
+    for query in read_passages(path):
+        by_run: dict[str, list[tuple[int, str]]] = {}
+        for p in query.paragraphs:
+            for r in p.paragraph_data.rankings:
+                if r.queryId in (None, "", query.queryId):
+                    by_run.setdefault(r.method, []).append((r.rank, p.text))
+        for run, ranked in by_run.items():
+            text = "\n".join(t for _, t in sorted(ranked, key=lambda x: x[0]))
+            out.append(SystemAnswer(run, query.queryId, "", text))
+    if not out:
+        raise UserError(f"{path}: no passage has a ranking (method and rank), so there are no run answers")
+    return out
+
+
+def nuggets_by_query(banks: Sequence[TestBank]) -> dict[str, list[dict[str, Any]]]:
+    """The nuggets of each query (facet banks of one query are joined), as ASSIGNED entries."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for bank in banks:
+        for item in bank.items:
+            importance = item.importance if isinstance(item, NuggetItem) else None
+            out.setdefault(bank.query_id, []).append(
+                {"nugget_id": item.item_id, "nugget_text": item.item_text, "importance": importance}
+            )
+    return out
+
+
+def assign(
+    answers: Sequence[SystemAnswer],
+    banks: Sequence[TestBank],
+    prompt: Prompt,
+    backend: Any,
+    batch: int = 10,
+    retries: int = 2,
+    query_texts: dict[str, str] | None = None,
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """ASSIGNED records (answers of queries without nuggets are skipped) and failure messages."""
+    nuggets = nuggets_by_query(banks)
+    texts = {b.query_id: b.query_text for b in banks if b.query_text}
+    texts.update(query_texts or {})
+    records: list[dict[str, Any]] = []
+    jobs: list[tuple[int, int, list[dict[str, Any]]]] = []
+    chats: list[ChatPrompt] = []
+    for ans in answers:
+        if ans.query_id not in nuggets:
+            continue
+        query_text = ans.query_text or texts.get(ans.query_id, "")
+        if not query_text:
+            raise UserError(
+                f"no query text for query {ans.query_id}: give --queries (the answers and bank lack it)"
+            )
+        entries = [dict(n, assignment=None) for n in nuggets[ans.query_id]]
+        records.append(
+            {
+                "run_id": ans.run_id,
+                "query_id": ans.query_id,
+                "query_text": query_text,
+                **backend_info(backend),
+                "prompt_class": prompt.name,
+                "nuggets": entries,
+                "failed_batches": 0,
+            }
+        )
+        for start in range(0, len(entries), batch):
+            chunk = entries[start : start + batch]
+            jobs.append((len(records) - 1, start, chunk))
+            chats.append(
+                ChatPrompt(
+                    prompt.render(
+                        query=query_text,
+                        context=ans.text,
+                        nuggets=json.dumps([n["nugget_text"] for n in chunk], ensure_ascii=False),
+                        count=str(len(chunk)),
+                    ),
+                    system=prompt.system,
+                )
+            )
+    asked = ask_parsed(
+        backend, chats, lambda i, a: parse_labels(a, ALLOWED, len(jobs[i][2])), retries=retries
+    )
+    failures = []
+    for (rec_index, start, chunk), res in zip(jobs, asked, strict=True):
+        record = records[rec_index]
+        if res.value is None:
+            record["failed_batches"] += 1
+            where = f"run {record['run_id']} query {record['query_id']}"
+            failures.append(f"{where} nuggets {start + 1}-{start + len(chunk)}: {res.error}")
+            continue
+        for entry, label in zip(chunk, res.value, strict=True):
+            entry["assignment"] = label
+    return records, failures
