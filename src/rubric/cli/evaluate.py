@@ -11,6 +11,7 @@ from pathlib import Path
 import typer
 
 from rubric.cli.common import info, phase_app
+from rubric.cli.rag_nuggets import nuggets_command
 
 app = phase_app("Turn grades into system scores: qrels, leaderboards, Cover, correlation, significance.")
 
@@ -340,3 +341,7 @@ def compare_command(
     for row, p in zip(rows, adjust([r.p_value for r in rows], correction), strict=True):
         row.p_adjusted = p
     _emit(comparisons_tsv(rows, alpha), output)
+
+
+# `rubric evaluate nuggets` (AutoNuggetizer scores) lives with the other RAG nugget commands.
+app.command("nuggets")(nuggets_command)
