@@ -5,6 +5,8 @@ A prompt file holds::
     name = "NuggetSelfRatedPrompt"      # also the prompt_class written into grades
     kind = "nugget"                      # question | nugget | direct | assign | generate | ...
     parser = "self_rating"               # answer parser, see rubric.grading.parse
+    choices = ["0", "1", "2", "3", "4", "5"]   # optional: one-token answers for the fast path
+    aliases = ["OtherName"]              # optional: more names that find this prompt
     description = "..."                  # one line for `rubric prompts list`
     source = "Workbench (SIGIR'24), Table 2"
     template = '''... {nugget} ... {context} ...'''
@@ -51,6 +53,10 @@ KNOWN_PLACEHOLDERS = {
 }
 
 
+#: Kinds whose answers a parser of rubric.grading.parse turns into grades.
+GRADING_KINDS = frozenset({"question", "nugget", "direct", "verify"})
+
+
 @dataclass(frozen=True)
 class Prompt:
     """A loaded prompt file."""
@@ -65,6 +71,17 @@ class Prompt:
     prompt_info: dict[str, Any] = field(default_factory=dict)
     path: Path | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    aliases: tuple[str, ...] = ()
+    file_choices: tuple[str, ...] | None = None
+
+    @property
+    def choices(self) -> tuple[str, ...] | None:
+        """Valid one-token answers for the engine's fast path: the file's, else its parser's."""
+        if self.file_choices is not None or self.kind not in GRADING_KINDS:
+            return self.file_choices
+        from rubric.grading.parse import get_parser
+
+        return get_parser(self.parser).choices
 
     @property
     def placeholders(self) -> list[str]:
@@ -106,7 +123,22 @@ def load_prompt_file(path: str | Path) -> Prompt:
     for key in ("name", "kind", "template", "parser"):
         if not isinstance(data.get(key), str) or not data[key]:
             raise UserError(f"{path}: missing or empty field {key!r}")
+    if data["kind"] in GRADING_KINDS:  # other kinds (generate, assign, ...) have their own parsers
+        from rubric.grading.parse import get_parser
+
+        try:
+            get_parser(data["parser"])
+        except UserError as e:
+            raise UserError(f"{path}: parser: {e}") from None
+    aliases = data.get("aliases", [])
+    choices = data.get("choices")
+    for key, value in (("aliases", aliases), ("choices", choices)):
+        if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            raise UserError(f"{path}: {key} must be a list of strings")
+    if not isinstance(data.get("prompt_info", {}), dict):
+        raise UserError(f"{path}: [prompt_info] must be a table")
     known = {"name", "kind", "template", "parser", "description", "source", "system", "prompt_info"}
+    known |= {"aliases", "choices"}
     return Prompt(
         name=data["name"],
         kind=data["kind"],
@@ -118,6 +150,8 @@ def load_prompt_file(path: str | Path) -> Prompt:
         prompt_info=dict(data.get("prompt_info", {})),
         path=path,
         extra={k: v for k, v in data.items() if k not in known},
+        aliases=tuple(aliases),
+        file_choices=tuple(choices) if choices is not None else None,
     )
 
 
@@ -131,17 +165,26 @@ def shipped_prompts() -> dict[str, Prompt]:
     return prompts
 
 
-def get_prompt(name_or_path: str, extra_files: list[Path] | None = None) -> Prompt:
-    """A prompt by name (shipped, or from ``--prompt-file``) or by path to a TOML file."""
+def _aliases(prompts: dict[str, Prompt]) -> dict[str, Prompt]:
+    return {alias: p for p in prompts.values() for alias in p.aliases}
+
+
+def get_prompt(name_or_path: str, extra_files: list[Path] | None = None, option: str = "--prompt") -> Prompt:
+    """A prompt by name or alias (shipped, or from ``--prompt-file``) or by path to a TOML file.
+
+    ``option`` names the command-line option or argument in the error for an unknown prompt.
+    """
     for f in extra_files or []:
         p = load_prompt_file(f)
-        if p.name == name_or_path:
+        if p.name == name_or_path or name_or_path in p.aliases:
             return p
     if name_or_path.endswith(".toml") and Path(name_or_path).exists():
         return load_prompt_file(name_or_path)
     prompts = shipped_prompts()
     if name_or_path in prompts:
         return prompts[name_or_path]
+    if name_or_path in _aliases(prompts):
+        return _aliases(prompts)[name_or_path]
     raise UserError(
-        f"--prompt: unknown prompt {name_or_path!r}; known: {', '.join(sorted(prompts)) or '(none)'}"
+        f"{option}: unknown prompt {name_or_path!r}; known: {', '.join(sorted(prompts)) or '(none)'}"
     )

@@ -1,0 +1,97 @@
+"""Answer-key verification (EXAM++ §4.2.1): is an extracted answer one of the gold answers?
+
+Word matching: both answers are normalised (lower-cased, punctuation removed, English stopwords
+dropped, every word Porter-stemmed); the answer is correct when the Levenshtein distance of the
+normalised strings is below 20% of the longer one. Keys that are exactly "true" or "false" accept
+yes / correct / true and no / incorrect / false. Answers that say "unanswerable" (or are
+ill-formed, like "a." or "(iii)") are wrong.
+
+LLM verification (EXAM++ Table 2, middle): the verification prompt asks, per gold answer,
+whether the extracted answer is an equally correct response; any "yes" makes it correct.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from rubric.grading.parse import is_ill_formed, is_unanswerable, porter_stemmer, yes_no
+
+if TYPE_CHECKING:
+    from rubric.grading.prompts import Prompt
+
+#: NLTK's English stopword list (nltk.corpus.stopwords, 179 words), inlined so that no corpus
+#: download is needed; the original tool used the same list.
+STOPWORDS = frozenset(
+    """i me my myself we our ours ourselves you you're you've you'll you'd your yours yourself
+    yourselves he him his himself she she's her hers herself it it's its itself they them their
+    theirs themselves what which who whom this that that'll these those am is are was were be been
+    being have has had having do does did doing a an the and but if or because as until while of at
+    by for with about against between into through during before after above below to from up down
+    in out on off over under again further then once here there when where why how all any both
+    each few more most other some such no nor not only own same so than too very s t can will just
+    don don't should should've now d ll m o re ve y ain aren aren't couldn couldn't didn didn't
+    doesn doesn't hadn hadn't hasn hasn't haven haven't isn isn't ma mightn mightn't mustn mustn't
+    needn needn't shan shan't shouldn shouldn't wasn wasn't weren weren't won won't wouldn
+    wouldn't""".split()
+)
+MAX_RELATIVE_DISTANCE = 0.2
+_NO_PUNCTUATION = str.maketrans("", "", string.punctuation)
+
+
+@lru_cache(maxsize=65536)
+def normalize(text: str) -> str:
+    """Lower-case, remove punctuation, drop stopwords, Porter-stem; words joined by one blank."""
+    words = text.lower().translate(_NO_PUNCTUATION).split()
+    stem = porter_stemmer().stem
+    return " ".join(stem(w) for w in words if w not in STOPWORDS)
+
+
+def true_false_key(gold_answers: Iterable[str]) -> bool | None:
+    """True / False when the key is exactly "true" / "false" (any case), else None."""
+    keys = {g.strip().lower() for g in gold_answers}
+    if keys == {"true"}:
+        return True
+    if keys == {"false"}:
+        return False
+    return None
+
+
+def matches(answer: str, gold: str) -> bool:
+    """Edit distance of the normalised strings below 20% of the longer one.
+
+    When normalising leaves nothing (an answer made only of stopwords, e.g. "it"), the lower-cased
+    texts without punctuation must be equal instead.
+    """
+    from rapidfuzz.distance import Levenshtein
+
+    a, g = normalize(answer), normalize(gold)
+    if not a or not g:
+        plain = answer.lower().translate(_NO_PUNCTUATION).split()
+        return bool(plain) and plain == gold.lower().translate(_NO_PUNCTUATION).split()
+    return Levenshtein.distance(a, g) < MAX_RELATIVE_DISTANCE * max(len(a), len(g))
+
+
+def check_answer(answer: str, gold_answers: Sequence[str]) -> bool:
+    """Is ``answer`` correct for an item with these gold answers (EXAM++ §4.2.1)?"""
+    key = true_false_key(gold_answers)
+    if key is not None:
+        said = yes_no(answer)
+        return said is not None and said == key
+    if is_unanswerable(answer) or is_ill_formed(answer):
+        return False
+    return any(matches(answer, gold) for gold in gold_answers)
+
+
+def verification_prompts(
+    prompt: Prompt, question: str, answer: str, gold_answers: Sequence[str]
+) -> list[str]:
+    """One rendered verification prompt per gold answer (``{gold_answers}`` holds one of them)."""
+    return [prompt.render(question=question, answer=answer, gold_answers=g) for g in gold_answers]
+
+
+def verified(responses: Iterable[str]) -> bool:
+    """The LLM verified the answer when any of its responses (one per gold answer) says yes."""
+    return any(yes_no(r) is True for r in responses)
