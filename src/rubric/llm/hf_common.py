@@ -63,6 +63,9 @@ def resolve_dtype(dtype: str, device: str) -> Any:
 def load_pretrained(auto_class: Any, name: str, **kwargs: Any) -> Any:
     """``auto_class.from_pretrained`` with a one-line error naming ``--model`` when it fails."""
     path = resolve_model(name)
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # our own bar counts pairs; weight loading is quick
     try:
         return auto_class.from_pretrained(path, **kwargs)
     except (OSError, ValueError, KeyError) as e:
