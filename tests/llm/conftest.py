@@ -30,3 +30,14 @@ def gpt2_chat_dir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def qa_dir(tmp_path_factory) -> Path:
     return tiny_models.build_bert_qa(tmp_path_factory.mktemp("qa"))
+
+
+@pytest.fixture(scope="session")
+def hf_tiny():
+    """The builder module (tests/llm/tiny_models.py), for tests that need a model of their own."""
+    return tiny_models
+
+
+@pytest.fixture(scope="session")
+def words() -> list[str]:
+    return list(tiny_models.WORDS)

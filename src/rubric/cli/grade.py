@@ -83,6 +83,13 @@ CACHE = _opt(
 )
 NO_CACHE = _opt(False, "--no-cache", help="Do not read or write the response cache. Default: off.")
 SHARD = _opt(None, "--shard", help="Grade only shard i of n (by query), e.g. 2/8. Default: all queries.")
+CHECKPOINT = _opt(
+    4096,
+    "--checkpoint-pairs",
+    min=1,
+    help="Save finished queries to OUT.partial after about this many pairs (resume granularity; "
+    "also the span of cross-query batching). Default: 4096.",
+)
 
 
 def _run(
@@ -97,6 +104,7 @@ def _run(
     cache_path: Path | None,
     no_cache: bool,
     shard: str | None,
+    checkpoint_pairs: int,
     inputs: list[Path],
     items: dict[str, list] | None = None,
     query_texts: dict[str, str] | None = None,
@@ -126,7 +134,7 @@ def _run(
     def bar(total: int) -> Any:
         return tqdm(total=total, unit="pair", desc="grading", file=sys.stderr, mininterval=1.0, leave=False)
 
-    stats = grade_file(grader, queries, output, inputs, progress_factory=bar)
+    stats = grade_file(grader, queries, output, inputs, progress_factory=bar, chunk_pairs=checkpoint_pairs)
     info(stats.summary())
     info(f"wrote {output}: {len(queries)} queries")
     if stats.failures:
@@ -158,6 +166,7 @@ def exam_command(
     cache: Path | None = CACHE,
     no_cache: bool = NO_CACHE,
     shard: str | None = SHARD,
+    checkpoint_pairs: int = CHECKPOINT,
 ) -> None:
     """Grade every (passage, bank item) pair; grades go into each passage's exam_grades.
 
@@ -184,6 +193,7 @@ def exam_command(
         cache,
         no_cache,
         shard,
+        checkpoint_pairs,
         [passages, bank],
         items=items_by_query(banks),
         query_texts=query_texts,
@@ -212,6 +222,7 @@ def direct_command(
     cache: Path | None = CACHE,
     no_cache: bool = NO_CACHE,
     shard: str | None = SHARD,
+    checkpoint_pairs: int = CHECKPOINT,
 ) -> None:
     """Grade every (passage, query) pair with direct relevance prompts; grades go into `grades`.
 
@@ -231,6 +242,7 @@ def direct_command(
         cache,
         no_cache,
         shard,
+        checkpoint_pairs,
         [passages, queries],
         query_texts=read_queries(queries),
     )
