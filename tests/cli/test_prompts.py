@@ -93,3 +93,14 @@ def test_show_errors(cli, user_error, tmp_path):
     bad.write_text('name = "B"\nkind = "question"\nparser = "sometimes"\ntemplate = "{question}"\n')
     user_error(cli("prompts", "list", "-p", bad), f"{bad}: parser: unknown answer parser 'sometimes'")
     user_error(cli("prompts", "list", "--kind", "poem"), "--kind: no prompt of kind 'poem'", "direct")
+
+
+def test_readme_prompt_example_loads(cli, tmp_path):
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## `rubric prompts`", 1)[1].split("\n## ", 1)[0]
+    example = section.split("```toml\n", 1)[1].split("```", 1)[0]
+    f = tmp_path / "readme.toml"
+    f.write_text(example, encoding="utf-8")
+    r = cli("prompts", "show", "MyRelevance", "-p", f, "--example")
+    assert r.returncode == 0, r.stderr
+    assert "Score (0-3):" in r.stdout and "valid answers: 0, 1, 2, 3" in r.stdout

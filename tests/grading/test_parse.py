@@ -80,6 +80,9 @@ TABLE = [
     ("extraction", "(iii)", 0),
     ("extraction", "[iv]", 0),
     ("extraction", "b)", 0),
+    ("extraction", "[c.]", 0),
+    ("extraction", '["No"]', 0),
+    ("extraction", " .  .", 0),
     # --- LLM answer verification
     ("verify", "yes", 1),
     ("verify", "Yes.", 1),

@@ -203,3 +203,19 @@ def test_other_kinds_keep_their_own_parsers(tmp_path):
         'name = "G"\nkind = "generate"\nparser = "json_list"\ntemplate = "{query}"\n', encoding="utf-8"
     )
     assert load_prompt_file(f).choices is None
+
+
+def test_render_around_context_puts_the_passage_last_to_cut():
+    p = get_prompt("NuggetSelfRatedPrompt")
+    before, after = p.render_around_context(nugget=N)
+    assert before + C + after == original("NuggetSelfRatedPrompt") and after == ""
+    before, after = get_prompt("FagB_few").render_around_context(query=QUERY)
+    assert before.endswith("Answer: Yes\n\nPassage: ") and after == f"\nQuestion: {QUERY}\nAnswer:\n"
+    with pytest.raises(UserError, match="exactly once"):
+        get_prompt("QuestionCompleteConcisePromptWithT5VerifiedAnswerKey2").render_around_context()
+
+
+def test_prompt_types_are_the_original_tools():
+    types = {n: p.prompt_type for n, p in shipped_prompts().items()}
+    assert types["NuggetSelfRatedPrompt"] == "nugget" and types["HELM"] == "direct_grading"
+    assert types["QuestionCompleteConcisePromptWithAnswerKey2"] == "question"

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from rubric.grading.parse import is_ill_formed, is_unanswerable, porter_stemmer, yes_no
+from rubric.grading.parse import is_ill_formed, is_unanswerable, stem_word, yes_no
 
 if TYPE_CHECKING:
     from rubric.grading.prompts import Prompt
@@ -45,8 +45,7 @@ _NO_PUNCTUATION = str.maketrans("", "", string.punctuation)
 def normalize(text: str) -> str:
     """Lower-case, remove punctuation, drop stopwords, Porter-stem; words joined by one blank."""
     words = text.lower().translate(_NO_PUNCTUATION).split()
-    stem = porter_stemmer().stem
-    return " ".join(stem(w) for w in words if w not in STOPWORDS)
+    return " ".join(stem_word(w) for w in words if w not in STOPWORDS)
 
 
 def true_false_key(gold_answers: Iterable[str]) -> bool | None:

@@ -50,7 +50,7 @@ NO_ANSWERS = frozenset({"no", "false", "incorrect"})
 _STRIP = string.whitespace + string.punctuation
 _ONE_DIGIT = re.compile(r"[^\w]*([0-9])[^\w]*")
 # Ill-formed extractions (EXAM++ §4.2.1): a lone letter or a list marker such as "(iii)", "b)", "[iv]".
-_ILL_FORMED = re.compile(r"[\(\[]?(?:[a-z]|[ivx]{1,4})[\)\]\.:]?")
+_ILL_FORMED = re.compile(r"[\(\[]?(?:[a-z]|[ivx]{1,4})[\)\]\.:]*")
 
 
 @lru_cache(maxsize=1)
@@ -61,15 +61,19 @@ def porter_stemmer():
     return PorterStemmer()
 
 
+@lru_cache(maxsize=262144)
+def stem_word(word: str) -> str:
+    """Porter stem of one word, cached: answers share most of their words."""
+    return porter_stemmer().stem(word)
+
+
 @lru_cache(maxsize=65536)
 def stem_phrase(text: str) -> str:
     """Lower-case, drop blanks and punctuation around the text, Porter-stem every word.
 
     Cached: graders see the same few answers ("0", "no", "unanswerable") millions of times.
     """
-    words = text.lower().strip(_STRIP).split()
-    stem = porter_stemmer().stem
-    return " ".join(stem(w) for w in words)
+    return " ".join(stem_word(w) for w in text.lower().strip(_STRIP).split())
 
 
 @lru_cache(maxsize=1)

@@ -55,6 +55,9 @@ KNOWN_PLACEHOLDERS = {
 
 #: Kinds whose answers a parser of rubric.grading.parse turns into grades.
 GRADING_KINDS = frozenset({"question", "nugget", "direct", "verify"})
+#: The ``prompt_type`` the original tool writes into grades of each kind (verification re-grades
+#: question grades).
+PROMPT_TYPES = {"question": "question", "nugget": "nugget", "direct": "direct_grading", "verify": "question"}
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,11 @@ class Prompt:
         return get_parser(self.parser).choices
 
     @property
+    def prompt_type(self) -> str | None:
+        """The grades' ``prompt_type``: a ``prompt_type`` field of the file, else by kind."""
+        return self.extra.get("prompt_type") or PROMPT_TYPES.get(self.kind)
+
+    @property
     def placeholders(self) -> list[str]:
         """Placeholders used by the template, in order of first use."""
         names = [m for m in PLACEHOLDER.findall(self.template) if m in KNOWN_PLACEHOLDERS]
@@ -100,6 +108,21 @@ class Prompt:
             return str(values[key]) if key in KNOWN_PLACEHOLDERS and key in values else m.group(0)
 
         return PLACEHOLDER.sub(sub, self.template)
+
+    def render_around_context(self, **values: str) -> tuple[str, str]:
+        """The filled text before and after ``{context}``, which must occur exactly once.
+
+        Graders cut the passage (never the question) to fit the model's input, as the papers
+        did: ``before + truncated_context + after`` is then the prompt.
+        """
+        parts = self.template.split("{context}")
+        if len(parts) != 2:
+            raise UserError(f"prompt {self.name}: the template must use {{context}} exactly once")
+        marker = "\x00context\x00"
+        if marker in self.template:  # pragma: no cover - a NUL in a prompt file
+            raise UserError(f"prompt {self.name}: the template contains NUL characters")
+        before, after = self.render(**values, context=marker).split(marker)
+        return before, after
 
 
 def prompts_dir() -> Path:
