@@ -30,6 +30,8 @@ def fit_prompts(backend: Any, jobs: Sequence[tuple[Render, str]]) -> list[str]:
     offsets: dict[str, list[tuple[int, int]]] = {}
     todo = list(range(len(jobs)))
     for _ in range(MAX_ROUNDS):
+        if not todo:
+            break
         lengths = backend.token_lengths([prompts[i] for i in todo])
         over = [(i, n - limit) for i, n in zip(todo, lengths, strict=True) if n > limit]
         if not over:

@@ -322,7 +322,7 @@ class Grader:
             exam_ratio=len(correct) / len(items),
             prompt_info=self._prompt_info(prompt),
             self_ratings=ratings,
-            prompt_type=prompt.kind,
+            prompt_type=prompt.prompt_type or prompt.kind,
         )
 
     def _direct_record(self, prompt: Prompt, parser: Parser, rating: Rating) -> Grades:
@@ -334,7 +334,7 @@ class Grader:
             llm_options=self.options(prompt),
             prompt_info=self._prompt_info(prompt),
             self_ratings=grade,
-            prompt_type=DIRECT_PROMPT_TYPE,
+            prompt_type=prompt.prompt_type or DIRECT_PROMPT_TYPE,
             expected_rating=_expected(parser, rating),
         )
 

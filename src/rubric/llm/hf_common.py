@@ -198,6 +198,8 @@ class GenerativeHF(ABC):
 
     def token_lengths(self, prompts: Sequence[str]) -> list[int]:
         """Input length in tokens of each prompt as the model sees it (special tokens included)."""
+        if not prompts:
+            return []
         enc = self.tokenizer(self._texts(prompts), add_special_tokens=self._add_special)["input_ids"]
         return [len(ids) for ids in enc]
 
