@@ -113,7 +113,7 @@ def _run(
     from tqdm import tqdm
 
     from rubric.data.jsonl import read_passages
-    from rubric.grading.grader import Grader, grade_file
+    from rubric.grading.grader import Grader, check_prompts, grade_file
     from rubric.grading.prompts import get_prompt
     from rubric.grading.shards import parse_shard, shard_of
     from rubric.llm.cache import ResponseCache, default_cache_path
@@ -121,6 +121,7 @@ def _run(
 
     prompts = [get_prompt(name, list(prompt_files or [])) for name in prompt_names]
     backend_class(backend_name)  # unknown backend: an error before any file is read
+    check_prompts(prompts, items is None, items or {})
     part = parse_shard(shard)
     queries = list(read_passages(passages))
     if part is not None:

@@ -82,6 +82,27 @@ class Pair:
     item: int  # index of the item in the query's items (0 for direct prompts)
 
 
+def check_prompts(prompts: Sequence[Prompt], direct: bool, items: dict[str, list]) -> None:
+    """Prompts must suit the command (direct vs question/nugget) and the bank's kind of items.
+
+    Checked before any model loads, so a wrong ``--prompt`` costs nothing.
+    """
+    wanted = ("direct",) if direct else ITEM_KINDS
+    for p in prompts:
+        if p.kind not in wanted:
+            raise UserError(
+                f"--prompt {p.name}: a {p.kind} prompt; `rubric grade` takes question and nugget prompts, "
+                "`rubric grade direct` direct prompts"
+            )
+    held = {"nugget" if isinstance(it, NuggetItem) else "question" for its in items.values() for it in its}
+    for p in prompts:
+        if not direct and held and p.kind not in held:
+            raise UserError(
+                f"--prompt {p.name}: grades {p.kind} items, "
+                f"but the bank holds {', '.join(sorted(held))} items"
+            )
+
+
 def items_by_query(banks: Iterable[TestBank]) -> dict[str, list]:
     """All items of each query, facets concatenated in file order."""
     out: dict[str, list] = {}
@@ -115,31 +136,8 @@ class Grader:
         self.stats = GradeStats()
         self.failed_queries: set[str] = set()  # queries with a failed pair: not kept for resume
         self.pair_mode = hasattr(backend, "grade_pairs")
-        self.direct = all(p.kind == "direct" for p in self.prompts)
-        self._check_prompts()
-
-    # -- set-up checks ---------------------------------------------------------------------------
-    def _check_prompts(self) -> None:
-        kinds = {p.kind for p in self.prompts}
-        if not self.direct and not kinds <= set(ITEM_KINDS):
-            bad = sorted(kinds - set(ITEM_KINDS))
-            raise UserError(
-                f"--prompt: prompts of kind {', '.join(bad)} cannot be graded here; "
-                "`rubric grade` takes question and nugget prompts, `rubric grade direct` direct prompts"
-            )
-        if self.direct:
-            return
-        held = {
-            "nugget" if isinstance(it, NuggetItem) else "question"
-            for its in self.items.values()
-            for it in its
-        }
-        for p in self.prompts:
-            if held and p.kind not in held:
-                raise UserError(
-                    f"--prompt {p.name}: grades {p.kind} items, "
-                    f"but the bank holds {', '.join(sorted(held))} items"
-                )
+        self.direct = items is None
+        check_prompts(self.prompts, self.direct, self.items)
 
     def options(self, prompt: Prompt) -> dict[str, Any]:
         """The backend's decoding options for this prompt (chat models take its system text)."""
