@@ -39,10 +39,10 @@ def test_seq2seq_fast_rating_equals_generation_on_2000_pairs(tmp_path, t5_dir, h
     talkative = make_backend("hf-seq2seq", str(t5_dir), max_new_tokens=6, batch_size=64)
     early, fallbacks = check_fast_equals_generation(talkative, random_prompts(words, 1000, 1))
     assert fallbacks > 0
-    terse_dir = hf_tiny.build_t5(tmp_path / "terse", eos_bias=3.0, seed=1)
+    terse_dir = hf_tiny.build_t5(tmp_path / "terse", grader_like=True, seed=1)
     terse = make_backend("hf-seq2seq", str(terse_dir), max_new_tokens=6, batch_size=64)
     early2, _ = check_fast_equals_generation(terse, random_prompts(words, 1000, 2))
-    assert early + early2 > 0
+    assert early2 > 500  # a grader-like model: most answers are read off the first two steps
 
 
 def test_causal_fast_rating_equals_generation_on_2000_pairs(gpt2_dir, words):

@@ -63,6 +63,33 @@ def _bias(model, tok, start: str, digit_bias: float, eos_bias: float, loud: floa
         head[tok.eos_token_id] += eos_bias * after_digit / after_digit.norm() * head[tok.eos_token_id].norm()
 
 
+def _grader_like(model, tok, seed: int, loud: float = 20.0) -> None:
+    """Tied embeddings E with E[start] = u, E[digit i] = 1.5u + v_i, E[eos] = 4 sum(v_i).
+
+    The residual stream of a random T5 is dominated by loud input embeddings, so after the start
+    token the digits score highest (which digit: the network's input-dependent noise decides),
+    and after a digit d the end-of-sequence row beats d itself.
+    """
+    import torch
+
+    emb = model.get_input_embeddings().weight
+    d = emb.shape[1]
+    gen = torch.Generator().manual_seed(seed)
+    u = torch.randn(d, generator=gen)
+    u /= u.norm()
+    vs = []
+    for _ in range(6):
+        v = torch.randn(d, generator=gen)
+        v -= (v @ u) * u
+        vs.append(v / v.norm())
+    scale = loud * d**0.5
+    with torch.no_grad():
+        emb[tok.pad_token_id] = scale * u
+        for i, digit in enumerate("012345"):
+            emb[tok.convert_tokens_to_ids(digit)] = scale * (1.5 * u + vs[i])
+        emb[tok.eos_token_id] = scale * 4 * torch.stack(vs).sum(0)
+
+
 def build_t5(
     folder: Path,
     d_model: int = 32,
@@ -73,8 +100,15 @@ def build_t5(
     digit_bias: float = 1.0,
     eos_bias: float = 1.0,
     seed: int = 0,
+    d_kv: int | None = None,
+    grader_like: bool = False,
 ) -> Path:
-    """A random T5 (gated-gelu like FLAN-T5) with a word-level tokenizer; returns the folder."""
+    """A random T5 (gated-gelu like FLAN-T5) with a word-level tokenizer; returns the folder.
+
+    ``grader_like`` shapes the (tied, as transformers 5 always ties T5) embeddings so greedy
+    answers are mostly "one digit, then end-of-sequence", like a trained FLAN-T5 grader; otherwise
+    ``digit_bias`` / ``eos_bias`` tilt a plain random model (which then tends to repeat a token).
+    """
     import torch
     from transformers import T5Config, T5ForConditionalGeneration
 
@@ -84,7 +118,7 @@ def build_t5(
     cfg = T5Config(
         vocab_size=vocab_size or len(tok),
         d_model=d_model,
-        d_kv=d_model // heads,
+        d_kv=d_kv or d_model // heads,
         d_ff=d_ff,
         num_layers=layers,
         num_decoder_layers=layers,
@@ -96,7 +130,10 @@ def build_t5(
         tie_word_embeddings=False,
     )
     model = T5ForConditionalGeneration(cfg)
-    _bias(model, tok, "<pad>", digit_bias, eos_bias, loud=1.0)
+    if grader_like:
+        _grader_like(model, tok, seed)
+    else:
+        _bias(model, tok, "<pad>", digit_bias, eos_bias, loud=1.0)
     model.save_pretrained(folder)
     tok.save_pretrained(folder)
     return folder

@@ -62,7 +62,12 @@ DEVICE = _opt("auto", "--device", help="cpu, cuda or auto (cuda when available).
 DTYPE = _opt(
     "auto", "--dtype", help="float32, bfloat16, float16 or auto (bf16 on GPU, fp32 on CPU). Default: auto."
 )
-BATCH = _opt(32, "--batch-size", min=1, help="Prompts per batch (length-sorted). Default: 32.")
+BATCH = _opt(
+    0,
+    "--batch-size",
+    min=0,
+    help="Prompts per batch (length-sorted); 0 = auto: 8 on CPU, 64 on GPU. Default: 0.",
+)
 BUDGET = _opt(
     0, "--token-budget", min=0, help="Cap a batch at this many padded input tokens; 0 = off. Default: 0."
 )

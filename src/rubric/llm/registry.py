@@ -3,7 +3,7 @@
 The registry is a plain dict of ``name -> "module:Class"`` strings so adding a backend is one
 line and ``rubric --help`` never imports torch. The constructor contract every backend follows::
 
-    Cls.from_options(model, *, device="auto", dtype="auto", batch_size=32, token_budget=0,
+    Cls.from_options(model, *, device="auto", dtype="auto", batch_size=0, token_budget=0,
                      max_input_tokens=512, max_new_tokens=32, num_beams=1, **backend_specific)
 
 A backend uses the keywords it understands and ignores the others (``None`` means "backend
