@@ -1,7 +1,8 @@
 """Grading throughput: the original tool's way vs ours, same model, same prompts, same grades.
 
-(a)  the original Autograding Workbench: one call per passage with its ~10 prompts, beam search 5
-     (the old ``text2text-generation`` pipeline), answers parsed afterwards;
+(a)  the original Autograding Workbench: one ``text2text-generation`` pipeline call per passage
+     with its ~10 prompts, ``num_beams=5, early_stopping=True, max_length=512`` (exam_pp's call);
+     a pipeline given a list and no ``batch_size`` runs the prompts one at a time;
 (a') the same loop with greedy decoding (the decoding ours uses by default);
 (b)  ours: all prompts of all passages at once, sorted by length, batched, exact fast rating
      (two greedy steps, generation to the end only where the answer goes on).
@@ -59,7 +60,7 @@ def make_prompts(words: list[str], passages: int, questions: int, seed: int) -> 
 
 
 def original_way(backend, per_passage: list[list[str]], beams: int) -> tuple[list[str], float]:
-    """One generate call per passage, prompts unsorted, as the old pipeline loop did."""
+    """Per passage one pipeline call, which generates prompt by prompt (batch size 1)."""
     import torch
 
     tok, net = backend.tokenizer, backend.net
@@ -67,11 +68,12 @@ def original_way(backend, per_passage: list[list[str]], beams: int) -> tuple[lis
     start = time.perf_counter()
     with torch.inference_mode():
         for prompts in per_passage:
-            enc = tok(prompts, padding=True, truncation=True, max_length=512, return_tensors="pt").to(
-                backend.device
-            )
-            out = net.generate(**enc, num_beams=beams, max_new_tokens=20, do_sample=False)
-            answers.extend(tok.batch_decode(out[:, 1:], skip_special_tokens=True))
+            for prompt in prompts:
+                enc = tok([prompt], truncation=True, max_length=512, return_tensors="pt").to(backend.device)
+                out = net.generate(
+                    **enc, num_beams=beams, early_stopping=beams > 1, max_length=512, do_sample=False
+                )
+                answers.append(tok.decode(out[0, 1:], skip_special_tokens=True))
     return answers, time.perf_counter() - start
 
 
