@@ -71,8 +71,8 @@ def whole(tmp_path_factory, models, pool):
     return folder / "graded.jsonl.gz", r.stderr, args
 
 
-def test_exam_default_command_then_all_from_cache(cli, tmp_path, whole):
-    out, stderr, args = whole
+def test_exam_default_command(whole):
+    out, stderr, _ = whole
     assert "0 from cache" in stderr and "0 failures" in stderr
     graded = lines(out)
     assert [q for q, _ in graded] == ["q1", "q2", "q3"]
@@ -80,11 +80,6 @@ def test_exam_default_command_then_all_from_cache(cli, tmp_path, whole):
     assert classes == {SELF, EXTRACT}
     pairs = int(stderr.split(" pairs graded")[0].split()[-1])
     assert pairs == 2 * sum(len(ps) * {"q1": 3, "q2": 2, "q3": 1}[q] for q, ps in graded)
-    again = tmp_path / "again.jsonl.gz"
-    r = cli("grade", "exam", *args, "-o", again)  # the explicit subcommand name works too
-    assert r.returncode == 0, r.stderr
-    assert f"{pairs} pairs graded, {pairs} from cache" in r.stderr  # 100% hit rate
-    assert gzip.decompress(again.read_bytes()) == gzip.decompress(out.read_bytes())
 
 
 def test_nuggets_with_a_chat_model_and_direct_prompts(cli, tmp_path, models, pool):
@@ -128,8 +123,11 @@ def test_shards_merge_into_the_unsharded_file(cli, tmp_path, whole, pool):
     parts = []
     for i in (1, 2):
         part = tmp_path / f"part{i}.jsonl.gz"
-        r = cli("grade", *args, "--shard", f"{i}/2", "-o", part)
+        # the explicit subcommand name works too; the shared cache answers every pair (100% hits)
+        r = cli("grade", "exam", *args, "--shard", f"{i}/2", "-o", part)
         assert r.returncode == 0, r.stderr
+        pairs = int(r.stderr.split(" pairs graded")[0].split()[-1])
+        assert pairs > 0 and f"{pairs} pairs graded, {pairs} from cache" in r.stderr
         parts.append(part)
     assert sorted(q for p in parts for q, _ in lines(p)) == ["q1", "q2", "q3"]
     assert all(lines(p) for p in parts)  # both shards got queries
