@@ -62,8 +62,15 @@ def resolve_dtype(dtype: str, device: str) -> Any:
 
 
 def load_pretrained(auto_class: Any, name: str, **kwargs: Any) -> Any:
-    """``auto_class.from_pretrained`` with a one-line error naming ``--model`` when it fails."""
+    """``auto_class.from_pretrained`` with a one-line error naming ``--model`` when it fails.
+
+    transformers 5 calls the dtype argument ``dtype``; 4.x before 4.56 only knows ``torch_dtype``.
+    """
     path = resolve_model(name)
+    import transformers
+
+    if "dtype" in kwargs and int(transformers.__version__.split(".")[0]) < 5:
+        kwargs["torch_dtype"] = kwargs.pop("dtype")
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # our own bar counts pairs; weight loading is quick
