@@ -118,6 +118,7 @@ def _run(
     from tqdm import tqdm
 
     from rubric.data.jsonl import read_passages
+    from rubric.errors import UserError
     from rubric.grading.grader import Grader, check_prompts, grade_file
     from rubric.grading.prompts import get_prompt
     from rubric.grading.shards import parse_shard, shard_of
@@ -131,6 +132,13 @@ def _run(
     queries = list(read_passages(passages))
     if part is not None:
         queries = [q for q in queries if shard_of(q.queryId, part[1]) == part[0]]
+    if items is None:  # direct prompts need every query's text; say so before any model loads
+        missing = [q.queryId for q in queries if q.queryId not in (query_texts or {})]
+        if missing:
+            raise UserError(
+                f"--queries {inputs[1]}: no text for {len(missing)} queries of {passages} "
+                f"(first: {missing[0]})"
+            )
     from rubric.llm.registry import make_backend
 
     backend = make_backend(backend_name, model, **backend_options)
