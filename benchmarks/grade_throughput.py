@@ -1,0 +1,138 @@
+"""Grading throughput: the original tool's way vs ours, same model, same prompts, same grades.
+
+(a)  the original Autograding Workbench: one ``text2text-generation`` pipeline call per passage
+     with its ~10 prompts, ``num_beams=5, early_stopping=True, max_length=512`` (exam_pp's call);
+     a pipeline given a list and no ``batch_size`` runs the prompts one at a time;
+(a') the same loop with greedy decoding (the decoding ours uses by default);
+(b)  ours: all prompts of all passages at once, sorted by length, batched, exact fast rating
+     (two greedy steps, generation to the end only where the answer goes on).
+
+Grades of (b) must equal those of (a') exactly (both greedy); agreement with (a) is reported (beam
+search and greedy may legitimately differ). The model is random but shaped like FLAN-T5-small
+(CPU, default) or FLAN-T5-large (``--shape large``, for ``--device cuda``), with embeddings set so
+that it answers like a grader ("4", then end-of-sequence); prompts are the real
+QuestionSelfRatedUnanswerablePromptWithChoices with ~300-token passages.
+
+    OMP_NUM_THREADS=1 python benchmarks/grade_throughput.py            # CPU, FLAN-T5-small shape
+    python benchmarks/grade_throughput.py --device cuda --shape large --passages 100
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+SHAPES = {  # FLAN-T5 sizes: d_model, layers, heads, d_kv, d_ff, vocab
+    "small": dict(d_model=512, layers=8, heads=6, d_kv=64, d_ff=1024, vocab_size=32128),
+    "large": dict(d_model=1024, layers=24, heads=16, d_kv=64, d_ff=2816, vocab_size=32128),
+}
+
+
+def tiny_models():
+    spec = importlib.util.spec_from_file_location("tiny_models", ROOT / "tests" / "llm" / "tiny_models.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def make_prompts(words: list[str], passages: int, questions: int, seed: int) -> list[list[str]]:
+    """Per passage, its rendered prompts (one per question)."""
+    from rubric.grading.prompts import get_prompt
+
+    prompt = get_prompt("QuestionSelfRatedUnanswerablePromptWithChoices")
+    rng = random.Random(seed)
+    out = []
+    for _ in range(passages):
+        context = " ".join(rng.choice(words) for _ in range(rng.randint(200, 300)))
+        qs = [" ".join(rng.choice(words) for _ in range(rng.randint(4, 12))) + " ?" for _ in range(questions)]
+        out.append([prompt.render(question=q, context=context) for q in qs])
+    return out
+
+
+def original_way(backend, per_passage: list[list[str]], beams: int) -> tuple[list[str], float]:
+    """Per passage one pipeline call, which generates prompt by prompt (batch size 1)."""
+    import torch
+
+    tok, net = backend.tokenizer, backend.net
+    answers: list[str] = []
+    start = time.perf_counter()
+    with torch.inference_mode():
+        for prompts in per_passage:
+            for prompt in prompts:
+                enc = tok([prompt], truncation=True, max_length=512, return_tensors="pt").to(backend.device)
+                out = net.generate(
+                    **enc, num_beams=beams, early_stopping=beams > 1, max_length=512, do_sample=False
+                )
+                answers.append(tok.decode(out[0, 1:], skip_special_tokens=True))
+    return answers, time.perf_counter() - start
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--shape", choices=sorted(SHAPES), default="small")
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--passages", type=int, default=8)
+    ap.add_argument("--questions", type=int, default=10)
+    ap.add_argument("--batch-size", type=int, default=0, help="0 = the backend's auto choice")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+
+    import torch
+
+    from rubric.grading.parse import get_parser
+    from rubric.llm.registry import make_backend
+
+    tm = tiny_models()
+    folder = Path(tempfile.mkdtemp(prefix="grade-bench-"))
+    tm.build_t5(folder, grader_like=True, seed=args.seed, **SHAPES[args.shape])
+    common = dict(device=args.device, batch_size=args.batch_size, max_new_tokens=20)
+    ours = make_backend("hf-seq2seq", str(folder), **common)
+    per_passage = make_prompts(list(tm.WORDS), args.passages, args.questions, args.seed)
+    flat = [p for ps in per_passage for p in ps]
+    n = len(flat)
+    parser = get_parser("self_rating")
+    threads = torch.get_num_threads()
+    print(f"model: random FLAN-T5-{args.shape} shape; device {ours.device}; torch threads {threads}")
+    print(
+        f"{args.passages} passages x {args.questions} prompts = {n} prompts, "
+        f"{sum(ours.token_lengths(flat)) / n:.0f} tokens on average"
+    )
+
+    ours.rate(flat[: ours.settings.batch_size], parser.choices)  # warm-up (allocations, kernels)
+    ours.fallbacks = 0
+    beam_answers, t_beam = original_way(ours, per_passage, beams=5)
+    greedy_answers, t_greedy = original_way(ours, per_passage, beams=1)
+    start = time.perf_counter()
+    ratings = ours.rate(flat, parser.choices)
+    t_ours = time.perf_counter() - start
+
+    g_beam = [parser.parse(a) for a in beam_answers]
+    g_greedy = [parser.parse(a) for a in greedy_answers]
+    g_ours = [parser.parse(r.answer) for r in ratings]
+    print(f"(a)  original way, beam 5:  {n / t_beam:8.2f} prompts/s  ({t_beam:.1f} s)")
+    print(f"(a') original way, greedy:  {n / t_greedy:8.2f} prompts/s  ({t_greedy:.1f} s)")
+    print(
+        f"(b)  ours (fast rating):    {n / t_ours:8.2f} prompts/s  ({t_ours:.1f} s; "
+        f"{ours.fallbacks} of {n} generated to the end)"
+    )
+    print(f"ratio (b)/(a)  = {t_beam / t_ours:.2f}x")
+    print(f"ratio (b)/(a') = {t_greedy / t_ours:.2f}x")
+    same = sum(x == y for x, y in zip(g_ours, g_greedy, strict=True))
+    agree = sum(x == y for x, y in zip(g_ours, g_beam, strict=True))
+    print(f"grades (b) == (a'): {same}/{n} identical; (b) vs (a) beam search: {agree}/{n} equal")
+    if same != n:
+        sys.exit("FAIL: fast rating grades differ from greedy generation")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,297 @@
+"""`rubric grade`: an LLM grades every (passage, test item) pair, or (passage, query) for direct prompts.
+
+``rubric grade PASSAGES --bank BANK --prompt NAME ...`` is short for ``rubric grade exam ...``: a
+first argument that is not a subcommand goes to the default command ``exam``. Nothing heavy is
+imported here at module level (``rubric --help`` stays fast); torch loads inside the commands.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+from typer.core import TyperGroup
+
+from rubric.cli.common import info
+
+
+class DefaultCommandGroup(TyperGroup):
+    """A group whose first argument, when it names no subcommand, belongs to ``exam``."""
+
+    default_command = "exam"
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
+            args = [self.default_command, *args]
+        return super().parse_args(ctx, args)
+
+
+app = typer.Typer(
+    cls=DefaultCommandGroup,
+    help=(
+        "Grade passages with an LLM: exam questions / nuggets of a test bank (default command 'exam', "
+        "so `rubric grade PASSAGES --bank ...` works), direct relevance prompts, and merge shards."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _opt(default: Any, *names: str, help: str, **kw: Any) -> Any:  # noqa: A002 - typer's name
+    return typer.Option(default, *names, help=help, **kw)
+
+
+# Options every grading command shares (Typer reads them from each function's signature).
+PROMPT_FILE = _opt(None, "--prompt-file", help="Your own prompt file (TOML); repeatable. Default: none.")
+BACKEND = _opt(
+    "hf-seq2seq", "--backend", help="Backend: hf-seq2seq, hf-causal, hf-qa (see README). Default: hf-seq2seq."
+)
+MODEL = _opt(
+    "google/flan-t5-large",
+    "--model",
+    "-m",
+    help="Hub name, local folder or packaged short name. Default: google/flan-t5-large.",
+)
+OUTPUT = _opt(..., "--output", "-o", help="Graded passages file to write (.jsonl.gz); required.")
+DEVICE = _opt("auto", "--device", help="cpu, cuda or auto (cuda when available). Default: auto.")
+DTYPE = _opt(
+    "auto", "--dtype", help="float32, bfloat16, float16 or auto (bf16 on GPU, fp32 on CPU). Default: auto."
+)
+BATCH = _opt(
+    0,
+    "--batch-size",
+    min=0,
+    help="Prompts per batch (length-sorted); 0 = auto: 8 on CPU, 64 on GPU. Default: 0.",
+)
+BUDGET = _opt(
+    0, "--token-budget", min=0, help="Cap a batch at this many padded input tokens; 0 = off. Default: 0."
+)
+MAX_IN = _opt(
+    512, "--max-input-tokens", min=16, help="Contexts are cut (by tokens) so prompts fit. Default: 512."
+)
+MAX_NEW = _opt(32, "--max-new-tokens", min=1, help="Longest generated answer in tokens. Default: 32.")
+BEAMS = _opt(
+    1, "--num-beams", min=1, help="1 = greedy (default); 5 = the original tool's beam search (slower)."
+)
+FAST = _opt(
+    True,
+    "--fast/--no-fast",
+    help="Exact fast rating for 0-5 and yes/no prompts (falls back to generation). Default: --fast.",
+)
+CACHE = _opt(
+    None, "--cache", help="Response cache (sqlite). Default: $RUBRIC_CACHE or ~/.cache/rubric-workbench/."
+)
+NO_CACHE = _opt(False, "--no-cache", help="Do not read or write the response cache. Default: off.")
+SHARD = _opt(None, "--shard", help="Grade only shard i of n (by query), e.g. 2/8. Default: all queries.")
+CHECKPOINT = _opt(
+    4096,
+    "--checkpoint-pairs",
+    min=1,
+    help="Save finished queries to OUT.partial after about this many pairs (resume granularity; "
+    "also the span of cross-query batching). Default: 4096.",
+)
+
+
+def _run(
+    passages: Path,
+    prompt_names: list[str],
+    prompt_files: list[Path] | None,
+    backend_name: str,
+    model: str,
+    output: Path,
+    backend_options: dict[str, Any],
+    fast: bool,
+    cache_path: Path | None,
+    no_cache: bool,
+    shard: str | None,
+    checkpoint_pairs: int,
+    inputs: list[Path],
+    items: dict[str, list] | None = None,
+    query_texts: dict[str, str] | None = None,
+) -> None:
+    """Everything both grading commands share: load, grade with resume, summarise."""
+    from tqdm import tqdm
+
+    from rubric.data.jsonl import read_passages
+    from rubric.errors import UserError
+    from rubric.grading.grader import Grader, check_prompts, grade_file
+    from rubric.grading.prompts import get_prompt
+    from rubric.grading.shards import parse_shard, shard_of
+    from rubric.llm.cache import ResponseCache, default_cache_path
+    from rubric.llm.registry import backend_class
+
+    prompts = [get_prompt(name, list(prompt_files or [])) for name in prompt_names]
+    backend_class(backend_name)  # unknown backend: an error before any file is read
+    check_prompts(prompts, items is None, items or {})
+    part = parse_shard(shard)
+    queries = list(read_passages(passages))
+    if part is not None:
+        queries = [q for q in queries if shard_of(q.queryId, part[1]) == part[0]]
+    if items is None:  # direct prompts need every query's text; say so before any model loads
+        missing = [q.queryId for q in queries if q.queryId not in (query_texts or {})]
+        if missing:
+            raise UserError(
+                f"--queries {inputs[1]}: no text for {len(missing)} queries of {passages} "
+                f"(first: {missing[0]})"
+            )
+    from rubric.llm.registry import make_backend
+
+    backend = make_backend(backend_name, model, **backend_options)
+    cache = None if no_cache else ResponseCache(cache_path or default_cache_path())
+    grader = Grader(backend, prompts, items=items, query_texts=query_texts, cache=cache, fast=fast)
+
+    def bar(total: int) -> Any:
+        return tqdm(total=total, unit="pair", desc="grading", file=sys.stderr, mininterval=1.0, leave=False)
+
+    stats = grade_file(grader, queries, output, inputs, progress_factory=bar, chunk_pairs=checkpoint_pairs)
+    info(stats.summary())
+    info(f"wrote {output}: {len(queries)} queries")
+    if stats.failures:
+        for err in stats.errors[:5]:
+            info(f"failure: {err}")
+        info("rerun the same command to grade the failed pairs again")
+        raise typer.Exit(1)
+
+
+@app.command("exam")
+def exam_command(
+    passages: Path = typer.Argument(..., help="Passages file (.jsonl or .jsonl.gz) from `rubric convert`."),
+    bank: Path = _opt(..., "--bank", "-b", help="Test bank (questions or nuggets, JSONL); required."),
+    prompt: list[str] = _opt(
+        ..., "--prompt", "-p", help="Question or nugget prompt name (see `rubric prompts list`); repeatable."
+    ),
+    prompt_file: list[Path] = PROMPT_FILE,
+    backend: str = BACKEND,
+    model: str = MODEL,
+    output: Path = OUTPUT,
+    device: str = DEVICE,
+    dtype: str = DTYPE,
+    batch_size: int = BATCH,
+    token_budget: int = BUDGET,
+    max_input_tokens: int = MAX_IN,
+    max_new_tokens: int = MAX_NEW,
+    num_beams: int = BEAMS,
+    fast: bool = FAST,
+    cache: Path | None = CACHE,
+    no_cache: bool = NO_CACHE,
+    shard: str | None = SHARD,
+    checkpoint_pairs: int = CHECKPOINT,
+) -> None:
+    """Grade every (passage, bank item) pair; grades go into each passage's exam_grades.
+
+    A grade record with the same prompt class and LLM is replaced, others are kept, so grading
+    again with another prompt adds to the file. A killed run resumes when rerun.
+
+    Example: rubric grade passages.jsonl.gz --bank questions.jsonl.gz
+    --prompt QuestionSelfRatedUnanswerablePromptWithChoices -o graded.jsonl.gz
+    """
+    from rubric.data.jsonl import read_bank
+    from rubric.grading.grader import items_by_query
+
+    banks = list(read_bank(bank))
+    query_texts = {b.query_id: b.query_text for b in banks if b.query_text}
+    _run(
+        passages,
+        prompt,
+        prompt_file,
+        backend,
+        model,
+        output,
+        _options(device, dtype, batch_size, token_budget, max_input_tokens, max_new_tokens, num_beams),
+        fast,
+        cache,
+        no_cache,
+        shard,
+        checkpoint_pairs,
+        [passages, bank],
+        items=items_by_query(banks),
+        query_texts=query_texts,
+    )
+
+
+@app.command("direct")
+def direct_command(
+    passages: Path = typer.Argument(..., help="Passages file (.jsonl or .jsonl.gz) from `rubric convert`."),
+    queries: Path = _opt(..., "--queries", "-q", help="Query texts: JSON, TSV or JSONL; required."),
+    prompt: list[str] = _opt(
+        ..., "--prompt", "-p", help="Direct prompt: Sun, Sun_few, FagB, FagB_few, HELM, Thomas; repeatable."
+    ),
+    prompt_file: list[Path] = PROMPT_FILE,
+    backend: str = BACKEND,
+    model: str = MODEL,
+    output: Path = OUTPUT,
+    device: str = DEVICE,
+    dtype: str = DTYPE,
+    batch_size: int = BATCH,
+    token_budget: int = BUDGET,
+    max_input_tokens: int = MAX_IN,
+    max_new_tokens: int = MAX_NEW,
+    num_beams: int = BEAMS,
+    fast: bool = FAST,
+    cache: Path | None = CACHE,
+    no_cache: bool = NO_CACHE,
+    shard: str | None = SHARD,
+    checkpoint_pairs: int = CHECKPOINT,
+) -> None:
+    """Grade every (passage, query) pair with direct relevance prompts; grades go into `grades`.
+
+    Example: rubric grade direct passages.jsonl.gz --queries queries.tsv --prompt Sun -o graded.jsonl.gz
+    """
+    from rubric.data.queries import read_queries
+
+    _run(
+        passages,
+        prompt,
+        prompt_file,
+        backend,
+        model,
+        output,
+        _options(device, dtype, batch_size, token_budget, max_input_tokens, max_new_tokens, num_beams),
+        fast,
+        cache,
+        no_cache,
+        shard,
+        checkpoint_pairs,
+        [passages, queries],
+        query_texts=read_queries(queries),
+    )
+
+
+@app.command("merge")
+def merge_command(
+    parts: list[Path] = typer.Argument(..., help="Graded parts written with --shard i/n."),
+    output: Path = OUTPUT,
+    order: Path | None = _opt(
+        None,
+        "--order",
+        help="Passages file whose query order the merged file keeps (then it equals an unsharded run). "
+        "Default: the parts' order.",
+    ),
+) -> None:
+    """Join the parts of a sharded grading run into one file; a query in two parts is an error.
+
+    Example: rubric grade merge part-*.jsonl.gz --order passages.jsonl.gz -o graded.jsonl.gz
+    """
+    from rubric.grading.shards import merge_parts
+
+    n = merge_parts(parts, output, order)
+    info(f"wrote {output}: {n} queries from {len(parts)} parts")
+
+
+def _options(
+    device: str, dtype: str, batch_size: int, token_budget: int, max_in: int, max_new: int, beams: int
+) -> dict[str, Any]:
+    return {
+        "device": device,
+        "dtype": dtype,
+        "batch_size": batch_size,
+        "token_budget": token_budget,
+        "max_input_tokens": max_in,
+        "max_new_tokens": max_new,
+        "num_beams": beams,
+    }

@@ -1,0 +1,289 @@
+"""What the local HuggingFace backends share: device/dtype choice, loading, length-sorted batches.
+
+Throughput on these models comes from three things (see ``../shared/STACK.md``): sorting prompts by
+token length so batches carry little padding, batching across passages and queries (the grader
+hands a backend thousands of prompts at once), and ``torch.inference_mode``. bf16 is the default on
+GPU; CPUs run fp32 (bf16 matmuls are slow on most CPUs and change answers).
+"""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rubric.errors import UserError
+from rubric.llm.base import Rating
+from rubric.llm.packaged import resolve_model
+
+DEVICES = ("auto", "cpu", "cuda")
+AUTO_BATCH = {"cpu": 8, "cuda": 64}  # measured: on CPU, batches of 32 long prompts run slower than 8
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+
+
+@dataclass
+class HFSettings:
+    """Options every HF backend takes (the registry's constructor contract, see registry.py)."""
+
+    model: str
+    device: str = "auto"
+    dtype: str = "auto"
+    batch_size: int = 0  # 0 = auto: small batches on CPU (cache-friendly), large on GPU
+    token_budget: int = 0  # > 0: batches hold at most this many (padded) input tokens
+    max_input_tokens: int = 512
+    max_new_tokens: int = 32
+    num_beams: int = 1
+
+
+def resolve_device(device: str) -> str:
+    """``auto`` -> cuda when available, else cpu; ``cuda`` without a GPU is a user error."""
+    import torch
+
+    if device not in DEVICES:
+        raise UserError(f"--device: expected one of {', '.join(DEVICES)}, got {device!r}")
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        raise UserError("--device cuda: no CUDA device is available (use --device cpu)")
+    return device
+
+
+def resolve_dtype(dtype: str, device: str) -> Any:
+    """``auto`` -> bfloat16 on GPU, float32 on CPU."""
+    import torch
+
+    if dtype not in DTYPES:
+        raise UserError(f"--dtype: expected one of {', '.join(DTYPES)}, got {dtype!r}")
+    if dtype == "auto":
+        dtype = "bfloat16" if device == "cuda" else "float32"
+    return getattr(torch, dtype)
+
+
+def load_pretrained(auto_class: Any, name: str, **kwargs: Any) -> Any:
+    """``auto_class.from_pretrained`` with a one-line error naming ``--model`` when it fails.
+
+    transformers 5 calls the dtype argument ``dtype``; 4.x before 4.56 only knows ``torch_dtype``.
+    """
+    path = resolve_model(name)
+    import transformers
+
+    if "dtype" in kwargs and int(transformers.__version__.split(".")[0]) < 5:
+        kwargs["torch_dtype"] = kwargs.pop("dtype")
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # our own bar counts pairs; weight loading is quick
+    try:
+        return auto_class.from_pretrained(path, **kwargs)
+    except (OSError, ValueError, KeyError) as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        hint = " (offline: HF_HUB_OFFLINE is set)" if os.environ.get("HF_HUB_OFFLINE") else ""
+        raise UserError(f"--model {name}: cannot load it{hint}: {first}") from None
+
+
+def load_tokenizer(name: str, padding_side: str = "right") -> Any:
+    from transformers import AutoTokenizer
+
+    tok = load_pretrained(AutoTokenizer, name)
+    tok.padding_side = padding_side
+    if tok.pad_token is None:
+        if tok.eos_token is None:
+            raise UserError(f"--model {name}: the tokenizer has neither a pad nor an eos token")
+        tok.pad_token = tok.eos_token
+    return tok
+
+
+def sorted_batches(lengths: Sequence[int], batch_size: int, token_budget: int = 0) -> Iterator[list[int]]:
+    """Indices grouped into batches of similar length, longest first.
+
+    Longest first makes an out-of-memory error show up in the first batch, not after an hour. A
+    batch is closed when it has ``batch_size`` prompts or, with a ``token_budget``, when one more
+    prompt would make ``rows * longest`` exceed it (a batch always gets at least one prompt).
+    """
+    order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
+    batch: list[int] = []
+    for i in order:
+        longest = lengths[batch[0]] if batch else lengths[i]
+        full = len(batch) >= batch_size or (token_budget > 0 and (len(batch) + 1) * longest > token_budget)
+        if batch and full:
+            yield batch
+            batch = []
+        batch.append(i)
+    if batch:
+        yield batch
+
+
+def eos_ids(model: Any, tokenizer: Any) -> set[int]:
+    """Token ids that end generation (generation config may list several)."""
+    ids: set[int] = set()
+    for source in (getattr(model, "generation_config", None), model.config):
+        value = getattr(source, "eos_token_id", None) if source is not None else None
+        if isinstance(value, int):
+            ids.add(value)
+        elif isinstance(value, (list, tuple)):
+            ids.update(int(v) for v in value)
+    if tokenizer.eos_token_id is not None:
+        ids.add(int(tokenizer.eos_token_id))
+    return ids
+
+
+def choice_probabilities(probs: Any, tokenizer: Any, choices: Sequence[str]) -> dict[str, float]:
+    """Probability of each choice's single-token spelling at the first answer step.
+
+    A choice may be spelled with or without a leading word-boundary marker (sentencepiece "▁4",
+    BPE "Ġ4"); the most probable spelling that decodes to the choice counts.
+    """
+    out: dict[str, float] = {}
+    vocab = tokenizer.get_vocab()
+    for choice in choices:
+        best = 0.0
+        for spelling in (choice, "▁" + choice, "Ġ" + choice, " " + choice):
+            tid = vocab.get(spelling)
+            if tid is not None and tid < probs.shape[-1]:
+                best = max(best, float(probs[tid]))
+        out[choice] = best
+    return out
+
+
+class GenerativeHF(ABC):
+    """Greedy/beam generation and exact fast rating, shared by the seq2seq and causal backends.
+
+    Fast rating runs greedy generation for at most two new tokens on a length-sorted batch. A row
+    whose generation already ended (end-of-sequence at step one or two) has exactly the answer full
+    greedy generation gives, because it *is* the first two steps of that generation on the same
+    batch; every other row (the top token was not a one-token answer, or the model kept talking:
+    "4" followed by "5" would parse differently) is generated to the end. The first step's
+    distribution gives the choice probabilities for an expected grade.
+    """
+
+    name = "hf"
+    padding_side = "right"
+
+    def __init__(self, settings: HFSettings):
+        import torch
+
+        self.settings = settings
+        self.model = settings.model
+        self.device = resolve_device(settings.device)
+        settings.batch_size = settings.batch_size or AUTO_BATCH[self.device]
+        self.torch_dtype = resolve_dtype(settings.dtype, self.device)
+        self.tokenizer = load_tokenizer(settings.model, self.padding_side)
+        self.net = self._load_model()
+        self.net.to(self.device)
+        self.net.eval()
+        self.eos = eos_ids(self.net, self.tokenizer)
+        self.fallbacks = 0  # rows the fast path had to generate to the end
+        self._torch = torch
+
+    @classmethod
+    def from_options(cls, model: str, **options: Any) -> GenerativeHF:
+        """Registry constructor: known :class:`HFSettings` fields are used, others ignored."""
+        known = {k: v for k, v in options.items() if k in HFSettings.__dataclass_fields__ and v is not None}
+        return cls(HFSettings(model=model, **known))
+
+    # -- hooks for the concrete backends -------------------------------------------------------
+    @abstractmethod
+    def _load_model(self) -> Any:
+        """The model, loaded with the right Auto class and dtype."""
+
+    def _texts(self, prompts: Sequence[str]) -> list[str]:
+        """The model input text of each prompt (the causal backend applies a chat template)."""
+        return list(prompts)
+
+    @abstractmethod
+    def _new_tokens(self, sequences: Any, input_len: int) -> Any:
+        """The generated part of ``generate``'s output sequences."""
+
+    # -- protocol --------------------------------------------------------------------------------
+    def options(self) -> dict[str, Any]:
+        s = self.settings
+        return {
+            "decoding": "greedy" if s.num_beams == 1 else "beam",
+            "num_beams": s.num_beams,
+            "max_new_tokens": s.max_new_tokens,
+            "max_input_tokens": s.max_input_tokens,
+        }
+
+    def token_lengths(self, prompts: Sequence[str]) -> list[int]:
+        """Input length in tokens of each prompt as the model sees it (special tokens included)."""
+        if not prompts:
+            return []
+        enc = self.tokenizer(self._texts(prompts), add_special_tokens=self._add_special)["input_ids"]
+        return [len(ids) for ids in enc]
+
+    def token_offsets(self, text: str) -> list[tuple[int, int]]:
+        """Character span of each token of ``text`` (used to cut a context at a token boundary)."""
+        enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+        return [tuple(o) for o in enc["offset_mapping"]]
+
+    @property
+    def max_input_tokens(self) -> int:
+        return self.settings.max_input_tokens
+
+    @property
+    def _add_special(self) -> bool:
+        return True
+
+    def _batches(self, texts: list[str]) -> Iterator[tuple[list[int], dict[str, Any]]]:
+        s = self.settings
+        enc = self.tokenizer(
+            texts, add_special_tokens=self._add_special, truncation=True, max_length=s.max_input_tokens
+        )["input_ids"]
+        for idx in sorted_batches([len(e) for e in enc], s.batch_size, s.token_budget):
+            padded = self.tokenizer.pad({"input_ids": [enc[i] for i in idx]}, return_tensors="pt")
+            yield idx, {k: v.to(self.device) for k, v in padded.items()}
+
+    def _run(self, batch: dict[str, Any], max_new: int, beams: int, scores: bool = False) -> Any:
+        return self.net.generate(
+            **batch,
+            max_new_tokens=max_new,
+            num_beams=beams,
+            do_sample=False,
+            output_scores=scores,
+            return_dict_in_generate=True,
+            pad_token_id=self.tokenizer.pad_token_id,
+        )
+
+    def _decode(self, tokens: Any) -> str:
+        return self.tokenizer.decode(tokens, skip_special_tokens=True)
+
+    def generate(self, prompts: Sequence[str]) -> list[str]:
+        """Answers in prompt order; batches are length-sorted across all prompts given."""
+        s = self.settings
+        answers = [""] * len(prompts)
+        with self._torch.inference_mode():
+            for idx, batch in self._batches(self._texts(prompts)):
+                out = self._run(batch, s.max_new_tokens, s.num_beams)
+                new = self._new_tokens(out.sequences, batch["input_ids"].shape[1]).cpu()
+                for row, i in enumerate(idx):
+                    answers[i] = self._decode(new[row])
+        return answers
+
+    def rate(self, prompts: Sequence[str], choices: Sequence[str]) -> list[Rating]:
+        """Greedy answers, read off the first two decoding steps where generation ends there."""
+        s = self.settings
+        if s.num_beams != 1:  # beam search: no exact one-step shortcut
+            return [Rating(a) for a in self.generate(prompts)]
+        torch = self._torch
+        ratings: list[Rating | None] = [None] * len(prompts)
+        unfinished: list[int] = []
+        probs_of: dict[int, dict[str, float]] = {}
+        with torch.inference_mode():
+            for idx, batch in self._batches(self._texts(prompts)):
+                out = self._run(batch, min(2, s.max_new_tokens), 1, scores=True)
+                new = self._new_tokens(out.sequences, batch["input_ids"].shape[1]).cpu()
+                first = torch.softmax(out.scores[0].float(), dim=-1).cpu()
+                for row, i in enumerate(idx):
+                    toks = new[row].tolist()
+                    probs_of[i] = choice_probabilities(first[row], self.tokenizer, choices)
+                    ended = any(t in self.eos for t in toks[:2])
+                    if ended or s.max_new_tokens <= 2:
+                        ratings[i] = Rating(self._decode(new[row]), probs_of[i])
+                    else:
+                        unfinished.append(i)
+        if unfinished:
+            self.fallbacks += len(unfinished)
+            for i, answer in zip(unfinished, self.generate([prompts[i] for i in unfinished]), strict=True):
+                ratings[i] = Rating(answer, probs_of[i])
+        return [r for r in ratings if r is not None]

@@ -1,0 +1,226 @@
+"""`rubric grade` end to end through the CLI, with tiny random models built offline."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+BANKS = HERE.parent / "grading" / "data"
+
+
+def _load(name: str, path: Path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+tiny_models = _load("tiny_models", HERE.parent / "llm" / "tiny_models.py")
+root_conftest = _load("root_conftest", HERE.parent / "conftest.py")  # cli_env / run_cli helpers
+
+SELF = "QuestionSelfRatedUnanswerablePromptWithChoices"
+EXTRACT = "QuestionCompleteConciseUnanswerablePromptWithChoices"
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    root = tmp_path_factory.mktemp("models")
+    return {
+        "t5": tiny_models.build_t5(root / "t5"),
+        "gpt2": tiny_models.build_gpt2(root / "gpt2", chat=True),
+        "qa": tiny_models.build_bert_qa(root / "qa"),
+    }
+
+
+@pytest.fixture(scope="module")
+def pool(tmp_path_factory):
+    """The tiny pool: 3 queries, passages of both runs plus judged ones."""
+    tiny = HERE.parent / "data" / "tiny"
+    out = tmp_path_factory.mktemp("pool") / "passages.jsonl.gz"
+    r = root_conftest.run_cli(
+        "convert", "runs", "--queries", tiny / "queries.tsv", "--collection", tiny / "collection.tsv",
+        "--qrels", tiny / "qrels.txt", tiny / "run.alpha", tiny / "run.beta", "-o", out,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def lines(path: Path) -> list:
+    return [json.loads(x) for x in gzip.decompress(path.read_bytes()).decode().splitlines()]
+
+
+@pytest.fixture(scope="module")
+def whole(tmp_path_factory, models, pool):
+    """One graded file (two question prompts) and the arguments that made it."""
+    folder = tmp_path_factory.mktemp("whole")
+    args = [pool, "--bank", BANKS / "questions.jsonl", "-p", SELF, "-p", EXTRACT, "-m", models["t5"]]
+    args += ["--max-new-tokens", "4", "--cache", folder / "c.sqlite"]
+    r = root_conftest.run_cli("grade", *args, "-o", folder / "graded.jsonl.gz")
+    assert r.returncode == 0, r.stderr
+    return folder / "graded.jsonl.gz", r.stderr, args
+
+
+def test_exam_default_command(whole):
+    out, stderr, _ = whole
+    assert "0 from cache" in stderr and "0 failures" in stderr
+    graded = lines(out)
+    assert [q for q, _ in graded] == ["q1", "q2", "q3"]
+    classes = {g["prompt_info"]["prompt_class"] for _, ps in graded for p in ps for g in p["exam_grades"]}
+    assert classes == {SELF, EXTRACT}
+    pairs = int(stderr.split(" pairs graded")[0].split()[-1])
+    assert pairs == 2 * sum(len(ps) * {"q1": 3, "q2": 2, "q3": 1}[q] for q, ps in graded)
+
+
+def test_nuggets_with_a_chat_model_and_direct_prompts(cli, tmp_path, models, pool):
+    nug = tmp_path / "nuggets.jsonl.gz"
+    r = cli(
+        "grade", pool, "--bank", BANKS / "nuggets.jsonl", "-p", "NuggetSelfRatedPrompt",
+        "-p", "NuggetExtractionPrompt", "--backend", "hf-causal", "-m", models["gpt2"],
+        "--max-new-tokens", "3", "--no-cache", "-o", nug,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    rec = lines(nug)[0][1][0]["exam_grades"][0]
+    assert rec["prompt_type"] == "nugget" and "nugget_id" in rec["self_ratings"][0]
+    assert rec["llm_options"]["chat_template"] is True
+    direct = tmp_path / "direct.jsonl.gz"
+    tiny = HERE.parent / "data" / "tiny"
+    r = cli(
+        "grade", "direct", nug, "--queries", tiny / "queries.tsv", "-p", "Sun", "-p", "Thomas",
+        "--backend", "hf-causal", "-m", models["gpt2"], "--max-new-tokens", "3", "--no-cache", "-o", direct,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    p = lines(direct)[0][1][0]
+    assert len(p["exam_grades"]) == 2  # grading again with other prompts adds to the file
+    assert [g["prompt_info"]["prompt_class"] for g in p["grades"]] == ["Sun", "Thomas"]
+    assert p["grades"][0]["prompt_type"] == "direct_grading"
+
+
+def test_extractive_qa_backend(cli, tmp_path, models, pool):
+    out = tmp_path / "qa.jsonl.gz"
+    r = cli(
+        "grade", pool, "--bank", BANKS / "questions.jsonl", "-p", EXTRACT, "--backend", "hf-qa",
+        "-m", models["qa"], "--no-cache", "-o", out,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    for _, ps in lines(out):
+        for p in ps:
+            assert all(a == "" or a in p["text"] for _, a in p["exam_grades"][0]["answers"])
+
+
+def test_shards_merge_into_the_unsharded_file(cli, tmp_path, whole, pool):
+    out, _, args = whole
+    parts = []
+    for i in (1, 2):
+        part = tmp_path / f"part{i}.jsonl.gz"
+        # the explicit subcommand name works too; the shared cache answers every pair (100% hits)
+        r = cli("grade", "exam", *args, "--shard", f"{i}/2", "-o", part)
+        assert r.returncode == 0, r.stderr
+        pairs = int(r.stderr.split(" pairs graded")[0].split()[-1])
+        assert pairs > 0 and f"{pairs} pairs graded, {pairs} from cache" in r.stderr
+        parts.append(part)
+    assert sorted(q for p in parts for q, _ in lines(p)) == ["q1", "q2", "q3"]
+    assert all(lines(p) for p in parts)  # both shards got queries
+    merged = tmp_path / "merged.jsonl.gz"
+    r = cli("grade", "merge", *parts, "--order", pool, "-o", merged)
+    assert r.returncode == 0, r.stderr
+    assert gzip.decompress(merged.read_bytes()) == gzip.decompress(out.read_bytes())
+    dup = cli("grade", "merge", parts[0], parts[0], "-o", tmp_path / "dup.jsonl.gz")
+    assert dup.returncode == 2 and "overlapping parts" in dup.stderr
+    assert not (tmp_path / "dup.jsonl.gz").exists()
+
+
+def big_pool(folder: Path) -> tuple[Path, Path]:
+    """40 queries x 6 passages and a bank of 2 questions each: long enough to kill mid-run."""
+    words = tiny_models.WORDS
+    with gzip.open(folder / "big.jsonl.gz", "wt") as f:
+        for q in range(40):
+            ps = [
+                {
+                    "paragraph_id": f"d{q}_{k}",
+                    "text": " ".join(words[(q * 7 + k * 3 + j) % len(words)] for j in range(30)),
+                }
+                for k in range(6)
+            ]
+            f.write(json.dumps([f"q{q}", ps]) + "\n")
+    with open(folder / "bank.jsonl", "w") as f:
+        for q in range(40):
+            items = []
+            for k in range(2):
+                text = " ".join(words[(q + k * 5 + j) % len(words)] for j in range(5))
+                item_id = f"q{q}/{hashlib.md5(text.encode()).hexdigest()}"
+                items.append({"query_id": f"q{q}", "question_id": item_id, "question_text": text})
+            f.write(json.dumps({"query_id": f"q{q}", "query_text": f"query {q}", "items": items}) + "\n")
+    return folder / "big.jsonl.gz", folder / "bank.jsonl"
+
+
+def test_kill_9_then_rerun_gives_the_uninterrupted_file(cli, tmp_path, models):
+    passages, bank = big_pool(tmp_path)
+    args = ["grade", passages, "--bank", bank, "-p", SELF, "-m", models["t5"], "--no-fast", "--no-cache"]
+    args += ["--max-new-tokens", "12", "--checkpoint-pairs", "16"]
+    clean = tmp_path / "clean.jsonl.gz"
+    assert cli(*args, "-o", clean).returncode == 0
+    out = tmp_path / "out.jsonl.gz"
+    partial = tmp_path / "out.jsonl.gz.partial"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rubric", *map(str, args), "-o", out],
+        env=root_conftest.cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None:
+        if partial.exists() and partial.read_text().count("\n") >= 4:  # header + 3 finished queries
+            break
+        time.sleep(0.02)
+    os.kill(proc.pid, signal.SIGKILL)
+    assert proc.wait() == -signal.SIGKILL  # it really was killed mid-run
+    assert not out.exists()
+    done_before = partial.read_text().count("\n") - 1
+    assert 3 <= done_before < 40
+    r = cli(*args, "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert f"{done_before} queries resumed" in r.stderr or "queries resumed" in r.stderr
+    assert gzip.decompress(out.read_bytes()) == gzip.decompress(clean.read_bytes())
+    assert not partial.exists()
+
+
+def test_user_errors(cli, user_error, tmp_path, models, pool):
+    bank = BANKS / "questions.jsonl"
+    out = tmp_path / "x.jsonl.gz"
+    user_error(
+        cli("grade", pool, "--bank", bank, "-p", "NoSuchPrompt", "-o", out), "--prompt: unknown prompt"
+    )
+    user_error(cli("grade", pool, "--bank", bank, "-p", SELF, "--backend", "nope", "-o", out), "--backend")
+    user_error(cli("grade", pool, "--bank", bank, "-p", SELF, "--shard", "3/2", "-o", out), "--shard")
+    user_error(
+        cli("grade", pool, "--bank", bank, "-p", "NuggetSelfRatedPrompt", "-m", models["t5"], "-o", out),
+        "--prompt NuggetSelfRatedPrompt: grades nugget items, but the bank holds question items",
+    )
+    user_error(
+        cli("grade", pool, "--bank", bank, "-p", "Sun", "-m", models["t5"], "-o", out),
+        "rubric grade direct",
+    )
+    user_error(
+        cli("grade", tmp_path / "missing.jsonl", "--bank", bank, "-p", SELF, "-o", out), "missing.jsonl"
+    )
+    assert not out.exists()
+
+
+def test_help_lists_subcommands_and_defaults(cli):
+    r = cli("grade", "--help")
+    assert r.returncode == 0
+    for name in ("exam", "direct", "merge"):
+        assert name in r.stdout
+    r = cli("grade", "exam", "--help")
+    for opt in ("--bank", "--backend", "--device", "--dtype", "--batch-size", "--token-budget", "--cache"):
+        assert opt in r.stdout
+    assert "Example:" in r.stdout and "Default: 512" in r.stdout
