@@ -9,7 +9,9 @@ chosen by markers in the prompt text (which tests put into query texts):
   ``[slow]`` delays the first attempt by ``slow`` seconds;
 - ``fail_rate`` fails that fraction of all requests (429 with ``Retry-After: 0`` or 500), decided
   by a seeded hash of (prompt, attempt), so which requests fail does not depend on timing;
-- answers follow the prompt kind: question/nugget generation (JSON), AutoNuggetizer creation
+- answers follow the prompt kind: self-rating prompts get a digit 0-5 and HELM-style direct
+  prompts Yes/No, both from the word overlap of question (query) and context; question/nugget
+  generation (JSON), AutoNuggetizer creation
   (one nugget per context passage: its first five words), importance (``okay`` when the nugget
   says "minor", else ``vital``) and assignment (support when every word of the nugget occurs in
   the passage, partial_support when at least half do, else not_support).
@@ -44,8 +46,31 @@ def _list_after(label: str, text: str) -> list[str]:
     return list(ast.literal_eval(m.group(1))) if m else []
 
 
+def _overlap(item: str, context: str) -> float:
+    """Share of the item's words (3+ letters) that occur in the context."""
+    item_words = [w for w in words(item) if len(w) >= 3]
+    present = set(words(context))
+    return sum(w in present for w in item_words) / max(len(item_words), 1)
+
+
+def grading_answer(user: str) -> str | None:
+    """Answers to grading prompts: a 0-5 self-rating or Yes/No, from word overlap."""
+    if "Can the question be answered based on the available context" in user:
+        m = re.search(r"Question:\s*(.*?)\n.*?Context:\s*(.*)", user, re.S)
+        if m:
+            return str(round(5 * _overlap(m.group(1), m.group(2))))
+    if "Does the passage answer the query" in user:
+        m = re.search(r"Query:\s*(.*?)\nPassage:\s*(.*?)\nAnswer:", user, re.S)
+        if m:
+            return "Yes" if _overlap(m.group(1), m.group(2)) >= 0.5 else "No"
+    return None
+
+
 def scripted_answer(user: str, system: str | None) -> str:
     """The content of a successful answer to one prompt."""
+    graded = grading_answer(user)
+    if graded is not None:
+        return graded
     if "label each of the" in user and "vital or okay" in user:
         nuggets = _list_after("Nugget List:", user)
         return json.dumps(["okay" if "minor" in n.lower() else "vital" for n in nuggets])

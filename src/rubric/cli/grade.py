@@ -14,7 +14,9 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
+from rubric.cli import llm_options as lo
 from rubric.cli.common import info
+from rubric.cli.rag_nuggets import assign_command
 
 
 class DefaultCommandGroup(TyperGroup):
@@ -49,7 +51,10 @@ def _opt(default: Any, *names: str, help: str, **kw: Any) -> Any:  # noqa: A002 
 # Options every grading command shares (Typer reads them from each function's signature).
 PROMPT_FILE = _opt(None, "--prompt-file", help="Your own prompt file (TOML); repeatable. Default: none.")
 BACKEND = _opt(
-    "hf-seq2seq", "--backend", help="Backend: hf-seq2seq, hf-causal, hf-qa (see README). Default: hf-seq2seq."
+    "hf-seq2seq",
+    "--backend",
+    help="Backend: hf-seq2seq, hf-causal, hf-qa, openai (any OpenAI-compatible server; see README). "
+    "Default: hf-seq2seq.",
 )
 MODEL = _opt(
     "google/flan-t5-large",
@@ -181,6 +186,13 @@ def exam_command(
     no_cache: bool = NO_CACHE,
     shard: str | None = SHARD,
     checkpoint_pairs: int = CHECKPOINT,
+    base_url: str | None = lo.BASE_URL,
+    api_key_file: Path | None = lo.API_KEY_FILE,
+    concurrency: int = lo.CONCURRENCY,
+    rpm: float | None = lo.RPM,
+    max_retries: int = lo.MAX_RETRIES,
+    retry_base: float = lo.RETRY_BASE,
+    timeout: float = lo.TIMEOUT,
 ) -> None:
     """Grade every (passage, bank item) pair; grades go into each passage's exam_grades.
 
@@ -202,7 +214,8 @@ def exam_command(
         backend,
         model,
         output,
-        _options(device, dtype, batch_size, token_budget, max_input_tokens, max_new_tokens, num_beams),
+        _options(device, dtype, batch_size, token_budget, max_input_tokens, max_new_tokens, num_beams)
+        | _api_options(backend, base_url, api_key_file, concurrency, rpm, max_retries, retry_base, timeout),
         fast,
         cache,
         no_cache,
@@ -237,6 +250,13 @@ def direct_command(
     no_cache: bool = NO_CACHE,
     shard: str | None = SHARD,
     checkpoint_pairs: int = CHECKPOINT,
+    base_url: str | None = lo.BASE_URL,
+    api_key_file: Path | None = lo.API_KEY_FILE,
+    concurrency: int = lo.CONCURRENCY,
+    rpm: float | None = lo.RPM,
+    max_retries: int = lo.MAX_RETRIES,
+    retry_base: float = lo.RETRY_BASE,
+    timeout: float = lo.TIMEOUT,
 ) -> None:
     """Grade every (passage, query) pair with direct relevance prompts; grades go into `grades`.
 
@@ -251,7 +271,8 @@ def direct_command(
         backend,
         model,
         output,
-        _options(device, dtype, batch_size, token_budget, max_input_tokens, max_new_tokens, num_beams),
+        _options(device, dtype, batch_size, token_budget, max_input_tokens, max_new_tokens, num_beams)
+        | _api_options(backend, base_url, api_key_file, concurrency, rpm, max_retries, retry_base, timeout),
         fast,
         cache,
         no_cache,
@@ -295,3 +316,31 @@ def _options(
         "max_new_tokens": max_new,
         "num_beams": beams,
     }
+
+
+def _api_options(
+    backend: str,
+    base_url: str | None,
+    api_key_file: Path | None,
+    concurrency: int,
+    rpm: float | None,
+    max_retries: int,
+    retry_base: float,
+    timeout: float,
+) -> dict[str, Any]:
+    """Options of the openai backend (the grader keeps its own cache, so the backend gets none)."""
+    if backend != "openai":
+        return {}
+    return {
+        "base_url": base_url,
+        "api_key_file": api_key_file,
+        "concurrency": concurrency,
+        "rpm": rpm,
+        "max_retries": max_retries,
+        "retry_base": retry_base,
+        "timeout": timeout,
+    }
+
+
+# `rubric grade assign` (listwise AutoNuggetizer assignment) lives with the RAG nugget commands.
+app.command("assign")(assign_command)

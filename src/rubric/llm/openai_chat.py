@@ -120,6 +120,14 @@ class OpenAIChat:
         None (generic options of other backends) are ignored, any other is an error.
         """
         tuning = {k: extra.pop(k) for k in ("retry_base", "retry_cap", "progress") if k in extra}
+        # The grading CLI passes every backend the local-model options; a server needs none of them.
+        if (extra.pop("num_beams", None) or 1) > 1:
+            raise UserError("--num-beams: the openai backend decodes greedily (temperature 0), no beams")
+        max_new_tokens = extra.pop("max_new_tokens", None)
+        if max_tokens is None:
+            max_tokens = max_new_tokens
+        for local_only in ("device", "dtype", "batch_size", "token_budget", "max_input_tokens"):
+            extra.pop(local_only, None)
         unknown = [k for k, v in extra.items() if v is not None]
         if unknown:
             raise UserError(f"--{unknown[0].replace('_', '-')}: not an option of the openai backend")

@@ -26,6 +26,7 @@ BACKENDS: dict[str, str] = {
     "hf-seq2seq": "rubric.llm.hf_seq2seq:HFSeq2Seq",
     "hf-causal": "rubric.llm.hf_causal:HFCausal",
     "hf-qa": "rubric.llm.hf_qa:HFQuestionAnswering",
+    "openai": "rubric.llm.openai_chat:OpenAIChat",
 }
 
 
