@@ -131,10 +131,18 @@ def test_concurrency_bounds_requests_in_flight():
         assert srv.max_in_flight == 1
 
 
-def test_from_options_rejects_options_of_other_backends(tmp_path):
+def test_from_options_ignores_local_options_and_rejects_unknown_ones(tmp_path):
     b = OpenAIChat.from_options(
         model="m", base_url="http://127.0.0.1:9/v1", cache=tmp_path / "c.sqlite", device=None
     )
     assert b.options() == {"temperature": 0.0} and len(b.cache) == 0
-    with pytest.raises(UserError, match="--device: not an option of the openai backend"):
-        OpenAIChat.from_options(model="m", device="cuda")
+    # the grading CLI passes every backend the local-model options: a server ignores them ...
+    b = OpenAIChat.from_options(
+        model="m", device="cuda", batch_size=8, max_input_tokens=512, max_new_tokens=7
+    )
+    assert b.max_tokens == 7
+    # ... but refuses what it cannot do, and options nobody knows
+    with pytest.raises(UserError, match="--num-beams"):
+        OpenAIChat.from_options(model="m", num_beams=5)
+    with pytest.raises(UserError, match="--top-k: not an option of the openai backend"):
+        OpenAIChat.from_options(model="m", top_k=3)
