@@ -79,7 +79,7 @@ for who in "$LLM" "$EMB_LLM"; do
     rubric evaluate leaderboard --qrels "$OUT/rubric-$tag.qrels" --run "$DATA/runs" "${MEASURES[@]}" -l 4 \
         -o "$OUT/leaderboard-$tag.tsv"
     rubric evaluate cover "$OUT/graded.jsonl.gz" --prompt-class "$RATE_Q" --llm "$who" -k 10 --min-grade 4 \
-        -o "$OUT/cover-$tag.tsv"
+        --bank "$QUESTIONS" -o "$OUT/cover-$tag.tsv"
     rubric evaluate correlate --leaderboard "$OUT/leaderboard-$tag.tsv" \
         --official "$OUT/leaderboard-human.tsv" --measure ndcg_cut.10 -o "$OUT/correlation-$tag.tsv"
     wrote "$OUT/rubric-$tag.qrels" "$OUT/leaderboard-$tag.tsv" "$OUT/cover-$tag.tsv" "$OUT/correlation-$tag.tsv"

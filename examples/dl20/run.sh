@@ -54,9 +54,6 @@ step "4. Rubric-Qrels, leaderboards and rank correlation with the official leade
 # The official DL20 order is passages-eval NDCG@10 (trec_eval -l 2) over the human qrels.
 rubric evaluate leaderboard --qrels "$DATA/2020qrels-pass.txt" --run "$DATA/runs" -m ndcg_cut.10 -l 2 \
     -o "$OUT/leaderboard-official.tsv"
-awk -F'\t' '$2 == "ndcg_cut.10"' "$OUT/leaderboard-official.tsv" | sort -t$'\t' -k3,3gr |
-    awk -F'\t' 'BEGIN { printf "{" } { printf "%s\"%s\": %d", (NR > 1 ? ", " : ""), $1, NR } END { print "}" }' \
-        >"$OUT/official_dl20_leaderboard.json"
 MEASURES=(-m ndcg_cut.10 -m map -m recip_rank)
 for spec in "$RATE_Q:1 4 5" "$RATE_N:1 4 5" "Sun:1"; do
     prompt="${spec%%:*}"
@@ -67,7 +64,7 @@ for spec in "$RATE_Q:1 4 5" "$RATE_N:1 4 5" "Sun:1"; do
         for measure in ndcg_cut.10 map recip_rank; do
             printf '%s\t%s\t%s\t' "$prompt" "$level" "$measure"
             rubric evaluate correlate --leaderboard "$OUT/leaderboard-$prompt-l$level.tsv" \
-                --official "$OUT/official_dl20_leaderboard.json" --measure "$measure" | tail -n 1
+                --official "$OUT/leaderboard-official.tsv" --official-measure ndcg_cut.10 --measure "$measure" | tail -n 1
         done
     done
 done | tee "$OUT/correlations.tsv"
