@@ -23,10 +23,12 @@ test: venv
 	$(BIN)/python -m pytest -q
 
 # The walkthrough on the bundled example (examples/tiny), offline, with the packaged models.
+# The LLM grading step uses every CPU core (DEMO_THREADS); `QUERIES=1 make demo` is a quicker look.
 demo: venv
-	RUBRIC=$(abspath $(BIN))/rubric ./examples/walkthrough.sh $(DEMO_OUT)
+	OMP_NUM_THREADS=$(DEMO_THREADS) RUBRIC=$(abspath $(BIN))/rubric ./examples/walkthrough.sh $(DEMO_OUT)
 
 DEMO_OUT ?= examples/out
+DEMO_THREADS ?= $(shell nproc 2>/dev/null || echo 1)
 
 lint: venv
 	$(BIN)/ruff check src tests benchmarks
