@@ -91,9 +91,14 @@ for who in "$LLM" "$EMB_LLM"; do
     wrote "$OUT/rubric-$tag.qrels" "$OUT/leaderboard-$tag.tsv" "$OUT/cover-$tag.tsv" "$OUT/correlation-$tag.tsv"
 done
 
-step "Done. Every file is under $OUT. Final leaderboard (Rubric-Qrels from $LLM, grade >= 4 relevant):"
-cat "$OUT/leaderboard-${LLM##*/}.tsv"
+step "Done. Every file is under $OUT; the review page is $OUT/review.html"
+for who in "$LLM" "$EMB_LLM"; do
+    printf '\nLeaderboard from Rubric-Qrels of %s (grade >= 4 counts as relevant):\n' "$who"
+    cat "$OUT/leaderboard-${who##*/}.tsv"
+    printf 'Rank correlation with the human-qrels leaderboard (ndcg_cut.10):\n'
+    cat "$OUT/correlation-${who##*/}.tsv"
+done
 printf '\nHuman-qrels leaderboard for comparison:\n'
 cat "$OUT/leaderboard-human.tsv"
-printf '\nRank correlation with the human leaderboard (%s, then %s):\n' "$LLM" "$EMB_LLM"
-cat "$OUT/correlation-${LLM##*/}.tsv" "$OUT/correlation-${EMB_LLM##*/}.tsv"
+printf '\n(%s is a toy grader: it often gives every passage the same rating; use google/flan-t5-large\n' "$LLM"
+printf ' with --backend hf-seq2seq on a GPU for real evaluations, see examples/dl20/.)\n'

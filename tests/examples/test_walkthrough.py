@@ -31,6 +31,7 @@ def test_walkthrough_runs_every_phase_and_prints_the_leaderboard(cli, tmp_path):
 
     out = tmp_path / "out"
     env = dict(os.environ, RUBRIC=f"{sys.executable} -m rubric", RUBRIC_CACHE_DIR=str(tmp_path / "cache"))
+    env["RUBRIC_CACHE"] = str(tmp_path / "responses.sqlite")  # a fresh response cache: every pair is graded
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env.pop("OPENAI_API_KEY", None)  # offline: the shipped banks
     env["QUERIES"] = "1"  # 12 passages x 5 questions: ~1 s per LLM prompt on one CPU thread
