@@ -27,6 +27,7 @@ BACKENDS: dict[str, str] = {
     "hf-causal": "rubric.llm.hf_causal:HFCausal",
     "hf-qa": "rubric.llm.hf_qa:HFQuestionAnswering",
     "openai": "rubric.llm.openai_chat:OpenAIChat",
+    "embedding": "rubric.llm.embedding:EmbeddingGrader",
 }
 
 
