@@ -104,20 +104,16 @@ class EmbeddingGrader:
         import torch
         from transformers import AutoModel, AutoTokenizer
 
+        from rubric.llm.hf_common import load_pretrained
+
         if self._device_name == "auto":
             self._device = "cuda" if torch.cuda.is_available() else "cpu"
         elif self._device_name in ("cpu", "cuda") or self._device_name.startswith("cuda:"):
             self._device = self._device_name
         else:
             raise UserError(f"--device: expected cpu, cuda or auto, got {self._device_name!r}")
-        try:
-            self._tokenizer = AutoTokenizer.from_pretrained(self._path)
-            self._net = AutoModel.from_pretrained(self._path).to(self._device).eval()
-        except (OSError, ValueError) as e:  # missing/garbled files, no tokenizer
-            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-            raise UserError(
-                f"--model {self.model}: cannot load an embedding model from {self._path} ({first})"
-            ) from None
+        self._tokenizer = load_pretrained(AutoTokenizer, self._path)
+        self._net = load_pretrained(AutoModel, self._path).to(self._device).eval()
 
     def embed(self, texts: Sequence[str]):
         """L2-normalised mean-pooled embeddings (a float32 tensor, one row per text)."""

@@ -12,6 +12,7 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from rubric.errors import UserError
@@ -61,12 +62,19 @@ def resolve_dtype(dtype: str, device: str) -> Any:
     return getattr(torch, dtype)
 
 
+# A folder is a saved model or tokenizer when it holds one of these (save_pretrained writes them).
+MODEL_FOLDER_MARKERS = ("config.json", "tokenizer_config.json", "tokenizer.json")
+
+
 def load_pretrained(auto_class: Any, name: str, **kwargs: Any) -> Any:
     """``auto_class.from_pretrained`` with a one-line error naming ``--model`` when it fails.
 
     transformers 5 calls the dtype argument ``dtype``; 4.x before 4.56 only knows ``torch_dtype``.
     """
     path = resolve_model(name)
+    folder = Path(path)
+    if folder.is_dir() and not any((folder / f).exists() for f in MODEL_FOLDER_MARKERS):
+        raise UserError(f"--model {name}: {folder} is a folder but holds no model (no config.json)")
     import transformers
 
     if "dtype" in kwargs and int(transformers.__version__.split(".")[0]) < 5:
