@@ -132,7 +132,7 @@ def _run(
 
     prompts = [get_prompt(name, list(prompt_files or [])) for name in prompt_names]
     backend_class(backend_name)  # unknown backend: an error before any file is read
-    check_prompts(prompts, items is None, items or {})
+    check_prompts(prompts, items is None, items or {}, list(prompt_files or []))
     part = parse_shard(shard)
     queries = list(read_passages(passages))
     if part is not None:
@@ -148,7 +148,15 @@ def _run(
 
     backend = make_backend(backend_name, model, **backend_options)
     cache = None if no_cache else ResponseCache(cache_path or default_cache_path())
-    grader = Grader(backend, prompts, items=items, query_texts=query_texts, cache=cache, fast=fast)
+    grader = Grader(
+        backend,
+        prompts,
+        items=items,
+        query_texts=query_texts,
+        cache=cache,
+        fast=fast,
+        prompt_files=list(prompt_files or []),
+    )
 
     def bar(total: int) -> Any:
         return tqdm(total=total, unit="pair", desc="grading", file=sys.stderr, mininterval=1.0, leave=False)
@@ -168,7 +176,10 @@ def exam_command(
     passages: Path = typer.Argument(..., help="Passages file (.jsonl or .jsonl.gz) from `rubric convert`."),
     bank: Path = _opt(..., "--bank", "-b", help="Test bank (questions or nuggets, JSONL); required."),
     prompt: list[str] = _opt(
-        ..., "--prompt", "-p", help="Question or nugget prompt name (see `rubric prompts list`); repeatable."
+        ...,
+        "--prompt",
+        "-p",
+        help="Question, nugget or verify prompt name (see `rubric prompts list`); repeatable.",
     ),
     prompt_file: list[Path] = PROMPT_FILE,
     backend: str = BACKEND,
