@@ -98,6 +98,8 @@ def verification_requests(srv) -> set:
 
 
 def test_verify_prompt_grades_in_two_stages(cli, tmp_path):
+    from rubric.grading.answer_key import check_answer
+
     passages = pool(cli, tmp_path)
     items = write_bank(tmp_path / "bank.jsonl")
     out, cache = tmp_path / "verified.jsonl.gz", tmp_path / "cache.sqlite"
@@ -149,6 +151,13 @@ def test_verify_prompt_grades_in_two_stages(cli, tmp_path):
         in again.stderr
     )
     assert lines(tmp_path / "again.jsonl.gz") == graded
+    # the plain answer-key prompt grades the same answers by word matching (EXAM++ 4.2.1)
+    for _, ps in lines(tmp_path / "key.jsonl.gz"):
+        for p in ps:
+            (rec,) = p["exam_grades"]
+            right = [i for i, a in rec["answers"] if check_answer(a, items[i].get("gold_answers", []))]
+            assert rec["correctAnswered"] == right and rec["prompt_info"]["prompt_class"] == ANSWER_KEY
+            assert len(rec["wrongAnswered"]) == len(rec["answers"]) - len(right)
     # the answer-key prompt's answers are the verify prompt's extracted answers
     keyed = {
         (q, p["paragraph_id"]): p["exam_grades"][0]["answers"]

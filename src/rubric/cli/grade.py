@@ -131,8 +131,11 @@ def _run(
     from rubric.llm.registry import backend_class
 
     prompts = [get_prompt(name, list(prompt_files or [])) for name in prompt_names]
-    backend_class(backend_name)  # unknown backend: an error before any file is read
-    check_prompts(prompts, items is None, items or {}, list(prompt_files or []))
+    # an unknown backend, or prompts it cannot ask: errors before any file is read
+    pairs_only = hasattr(backend_class(backend_name), "grade_pairs")
+    check_prompts(
+        prompts, items is None, items or {}, list(prompt_files or []), backend_name if pairs_only else None
+    )
     part = parse_shard(shard)
     queries = list(read_passages(passages))
     if part is not None:

@@ -89,12 +89,17 @@ class Pair:
 
 
 def check_prompts(
-    prompts: Sequence[Prompt], direct: bool, items: dict[str, list], prompt_files: Sequence[Path] = ()
+    prompts: Sequence[Prompt],
+    direct: bool,
+    items: dict[str, list],
+    prompt_files: Sequence[Path] = (),
+    pair_backend: str | None = None,
 ) -> dict[str, Prompt]:
     """Prompts must suit the command (direct vs question/nugget/verify) and the bank's kind of items.
 
-    Checked before any model loads, so a wrong ``--prompt`` costs nothing. Returns the extraction
-    prompt of each verify prompt, by the verify prompt's name.
+    Checked before any model loads, so a wrong ``--prompt`` costs nothing. ``pair_backend`` names
+    the backend when it grades (item, passage) pairs without prompts (it cannot verify). Returns
+    the extraction prompt of each verify prompt, by the verify prompt's name.
     """
     wanted = ("direct",) if direct else (*ITEM_KINDS, VERIFY_KIND)
     for p in prompts:
@@ -110,6 +115,11 @@ def check_prompts(
             raise UserError(
                 f"--prompt {p.name}: grades {graded} items, "
                 f"but the bank holds {', '.join(sorted(held))} items"
+            )
+        if p.kind == VERIFY_KIND and pair_backend:
+            raise UserError(
+                f"--prompt {p.name}: a verify prompt asks the LLM yes/no questions; "
+                f"the {pair_backend} backend only extracts answers"
             )
     return {p.name: answer_prompt(p, prompt_files) for p in prompts if p.kind == VERIFY_KIND}
 
@@ -149,12 +159,9 @@ class Grader:
         self.failed_queries: set[str] = set()  # queries with a failed pair: not kept for resume
         self.pair_mode = hasattr(backend, "grade_pairs")
         self.direct = items is None
-        self.answer_prompts = check_prompts(self.prompts, self.direct, self.items, prompt_files)
-        if self.answer_prompts and self.pair_mode:
-            raise UserError(
-                f"--prompt {next(iter(self.answer_prompts))}: a verify prompt asks the LLM yes/no questions; "
-                f"the {backend.name} backend only extracts answers"
-            )
+        self.answer_prompts = check_prompts(
+            self.prompts, self.direct, self.items, prompt_files, backend.name if self.pair_mode else None
+        )
 
     def options(self, prompt: Prompt) -> dict[str, Any]:
         """The backend's decoding options for this prompt (chat models take its system text)."""
