@@ -37,13 +37,11 @@ QUESTIONS = [
 ]
 
 
-def write_bank(path: Path, slow_query: str | None = None) -> dict[str, dict]:
+def write_bank(path: Path) -> dict[str, dict]:
     """The bank file; returns its items by question id."""
     items: dict[str, dict] = {}
     banks: dict[str, list] = {}
     for n, (qid, text, gold) in enumerate(QUESTIONS):
-        if qid == slow_query:
-            text += " [slow]"
         item = {"query_id": qid, "question_id": f"{qid}/v{n}", "question_text": text}
         if gold:
             item["gold_answers"] = gold
@@ -55,16 +53,22 @@ def write_bank(path: Path, slow_query: str | None = None) -> dict[str, dict]:
     return items
 
 
+def write_passages(path: Path) -> None:
+    """The tiny pool (alpha's ranking); q3's passages carry the server's ``[slow]`` marker, so only
+    the extraction prompts of q3 (which hold the passage) wait on their first attempt."""
+    texts = dict(line.split("\t") for line in (TINY / "collection.tsv").read_text().splitlines())
+    ranked: dict[str, list] = {}
+    for line in (TINY / "run.alpha").read_text().splitlines():
+        qid, _, doc, *_ = line.split()
+        text = texts[doc] + (" [slow]" if qid == "q3" else "")
+        ranked.setdefault(qid, []).append({"paragraph_id": doc, "text": text})
+    with gzip.open(path, "wt") as f:
+        for qid, ps in ranked.items():
+            f.write(json.dumps([qid, ps]) + "\n")
+
+
 def lines(path: Path) -> list:
     return [json.loads(x) for x in gzip.decompress(path.read_bytes()).decode().splitlines()]
-
-
-def pool(cli, tmp_path: Path) -> Path:
-    out = tmp_path / "passages.jsonl.gz"
-    r = cli("convert", "runs", "-q", TINY / "queries.tsv", "-C", TINY / "collection.tsv",
-            "--qrels", TINY / "qrels.txt", TINY / "run.alpha", TINY / "run.beta", "-o", out)  # fmt: skip
-    assert r.returncode == 0, r.stderr
-    return out
 
 
 def expected(items: dict[str, dict], qid: str, text: str) -> tuple[list, list, list, set]:
@@ -97,88 +101,23 @@ def verification_requests(srv) -> set:
     return out
 
 
-def test_verify_prompt_grades_in_two_stages(cli, tmp_path):
+def test_verify_prompt_grades_in_two_stages_and_resumes(cli, tmp_path):
+    """Killed (kill -9) while q3's extraction waits on the server, then rerun; then rerun again
+    (everything from the cache) and grade with the plain answer-key prompt (extraction cached)."""
     from rubric.grading.answer_key import check_answer
 
-    passages = pool(cli, tmp_path)
-    items = write_bank(tmp_path / "bank.jsonl")
-    out, cache = tmp_path / "verified.jsonl.gz", tmp_path / "cache.sqlite"
-    with serve() as srv:
-        base = ["grade", passages, "--bank", tmp_path / "bank.jsonl", "--backend", "openai",
-                "-m", "test-model", "--base-url", srv.url, "--cache", cache]  # fmt: skip
-        r = cli(*base, "-p", VERIFY, "-o", out)
-        assert r.returncode == 0, r.stderr
-        asked_first = verification_requests(srv)
-        n_requests = len(srv.requests)
-        # again: both stages come from the cache, the file is the same
-        again = cli(*base, "-p", VERIFY, "-o", tmp_path / "again.jsonl.gz")
-        assert again.returncode == 0, again.stderr
-        assert len(srv.requests) == n_requests
-        # the plain answer-key prompt extracts with the same prompt: every answer from the cache
-        key = cli(*base, "-p", ANSWER_KEY, "-o", tmp_path / "key.jsonl.gz")
-        assert key.returncode == 0, key.stderr
-        assert len(srv.requests) == n_requests
-    graded = lines(out)
-    all_asked, n_verified, n_correct, n_wrong = set(), 0, 0, 0
-    for qid, ps in graded:
-        for p in ps:
-            (rec,) = p["exam_grades"]
-            answers, correct, wrong, asked = expected(items, qid, p["text"])
-            assert rec["answers"] == answers
-            assert rec["correctAnswered"] == correct and rec["wrongAnswered"] == wrong
-            assert rec["exam_ratio"] == (
-                len(correct) / (len(correct) + len(wrong)) if correct or wrong else 0
-            )
-            assert rec.get("self_ratings") is None and rec["prompt_type"] == "question"
-            assert rec["prompt_info"]["prompt_class"] == VERIFY
-            assert rec["prompt_info"]["orig_prompt_class"] == ANSWER_KEY
-            assert rec["llm"] == "test-model"
-            all_asked |= asked
-            n_verified += len(asked)
-            n_correct += len(correct)
-            n_wrong += len(wrong)
-    # every case happened: correct via the second gold answer, wrong after asking, unanswerable
-    assert n_correct >= 3 and n_wrong >= 3
-    assert any(
-        i.endswith("/v1") for _, ps in graded for p in ps for i in p["exam_grades"][0]["correctAnswered"]
+    passages, bank, partial = (
+        tmp_path / "passages.jsonl.gz",
+        tmp_path / "bank.jsonl",
+        tmp_path / "out.jsonl.gz.partial",
     )
-    assert all(a != "unanswerable" for _, _, a in asked_first)  # never asked about no answer
-    assert asked_first == all_asked  # exactly the verification prompts the rule needs, each once
-    pairs = sum(len(ps) * sum(1 for it in items.values() if it["query_id"] == q) for q, ps in graded)
-    assert f"{pairs} pairs graded, {n_verified} answers verified, 0 from cache" in r.stderr
-    assert (
-        f"{pairs} pairs graded, {n_verified} answers verified, {pairs + n_verified} from cache"
-        in again.stderr
-    )
-    assert lines(tmp_path / "again.jsonl.gz") == graded
-    # the plain answer-key prompt grades the same answers by word matching (EXAM++ 4.2.1)
-    for _, ps in lines(tmp_path / "key.jsonl.gz"):
-        for p in ps:
-            (rec,) = p["exam_grades"]
-            right = [i for i, a in rec["answers"] if check_answer(a, items[i].get("gold_answers", []))]
-            assert rec["correctAnswered"] == right and rec["prompt_info"]["prompt_class"] == ANSWER_KEY
-            assert len(rec["wrongAnswered"]) == len(rec["answers"]) - len(right)
-    # the answer-key prompt's answers are the verify prompt's extracted answers
-    keyed = {
-        (q, p["paragraph_id"]): p["exam_grades"][0]["answers"]
-        for q, ps in lines(tmp_path / "key.jsonl.gz")
-        for p in ps
-    }
-    assert keyed == {(q, p["paragraph_id"]): p["exam_grades"][0]["answers"] for q, ps in graded for p in ps}
-
-
-def test_verify_prompt_kill_9_then_rerun_gives_the_uninterrupted_file(cli, tmp_path):
-    """Killed while q3's prompts wait on the server ([slow]), then rerun: the same file as a clean run."""
-    passages = pool(cli, tmp_path)
-    write_bank(tmp_path / "bank.jsonl", slow_query="q3")
-    out = tmp_path / "out.jsonl.gz"
-    partial = tmp_path / "out.jsonl.gz.partial"
-    # q3's first attempts take 4 s: the kill lands while q3 waits; the rerun pays 4 s once more
-    # for q3's verification prompts (their question text carries the marker too)
-    with serve(slow=4) as srv:
-        args = ["grade", passages, "--bank", tmp_path / "bank.jsonl", "-p", VERIFY, "--backend",
-                "openai", "-m", "test-model", "--base-url", srv.url, "--no-cache",
-                "--checkpoint-pairs", "1"]  # fmt: skip
+    write_passages(passages)
+    items = write_bank(bank)
+    out, cache = tmp_path / "out.jsonl.gz", tmp_path / "cache.sqlite"
+    with serve(slow=10) as srv:
+        base = ["grade", passages, "--bank", bank, "--backend", "openai", "-m", "test-model",
+                "--base-url", srv.url, "--cache", cache]  # fmt: skip
+        args = [*base, "-p", VERIFY, "--checkpoint-pairs", "1"]  # one query per checkpoint
         proc = subprocess.Popen(
             [sys.executable, "-m", "rubric", *map(str, args), "-o", out],
             env=root_conftest["cli_env"](), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -191,11 +130,62 @@ def test_verify_prompt_kill_9_then_rerun_gives_the_uninterrupted_file(cli, tmp_p
         os.kill(proc.pid, signal.SIGKILL)
         assert proc.wait() == -signal.SIGKILL  # killed while q3 waited
         assert not out.exists() and partial.read_text().count("\n") == 3
-        r = cli(*args, "-o", out)  # the server answers q3 at once now (only first attempts are slow)
+        r = cli(*args, "-o", out)  # q3's second attempts are not slow
         assert r.returncode == 0, r.stderr
-        assert "2 queries resumed" in r.stderr
-        clean = tmp_path / "clean.jsonl.gz"
-        r = cli(*args, "-o", clean)
-        assert r.returncode == 0, r.stderr
-    assert gzip.decompress(out.read_bytes()) == gzip.decompress(clean.read_bytes())
-    assert not partial.exists()
+        assert "2 queries resumed" in r.stderr and not partial.exists()
+        asked = verification_requests(srv)
+        n_requests = len(srv.requests)
+        # an uninterrupted run (both stages from the cache) writes the same file
+        again = cli(*args, "-o", tmp_path / "again.jsonl.gz")
+        assert again.returncode == 0, again.stderr
+        assert len(srv.requests) == n_requests
+        assert gzip.decompress(out.read_bytes()) == gzip.decompress(
+            (tmp_path / "again.jsonl.gz").read_bytes()
+        )
+        # the plain answer-key prompt extracts with the same prompt: every answer from the cache
+        key = cli(*base, "-p", ANSWER_KEY, "-o", tmp_path / "key.jsonl.gz")
+        assert key.returncode == 0, key.stderr
+        assert len(srv.requests) == n_requests
+    graded = lines(out)
+    all_asked, n_verified, n_correct, n_wrong = set(), 0, 0, 0
+    for qid, ps in graded:
+        for p in ps:
+            (rec,) = p["exam_grades"]
+            answers, correct, wrong, need = expected(items, qid, p["text"])
+            assert rec["answers"] == answers
+            assert rec["correctAnswered"] == correct and rec["wrongAnswered"] == wrong
+            assert rec["exam_ratio"] == (
+                len(correct) / (len(correct) + len(wrong)) if correct or wrong else 0
+            )
+            assert rec.get("self_ratings") is None and rec["prompt_type"] == "question"
+            assert rec["prompt_info"]["prompt_class"] == VERIFY
+            assert rec["prompt_info"]["orig_prompt_class"] == ANSWER_KEY
+            assert rec["llm"] == "test-model"
+            all_asked |= need
+            n_verified += len(need)
+            n_correct += len(correct)
+            n_wrong += len(wrong)
+    # every case happened: correct (also via a second gold answer), wrong after asking, unanswerable
+    assert n_correct >= 3 and n_wrong >= 3
+    assert any(
+        i.endswith("/v1") for _, ps in graded for p in ps for i in p["exam_grades"][0]["correctAnswered"]
+    )
+    assert any(a == "unanswerable" for _, ps in graded for p in ps for _, a in p["exam_grades"][0]["answers"])
+    assert all(a != "unanswerable" for _, _, a in asked)  # never asked about no answer
+    assert asked == all_asked  # exactly the verification prompts the rule needs
+    pairs = sum(len(ps) * sum(1 for it in items.values() if it["query_id"] == q) for q, ps in graded)
+    assert (
+        f"{pairs} pairs graded, {n_verified} answers verified, {pairs + n_verified} from cache"
+        in again.stderr
+    )
+    # the plain answer-key prompt grades the same answers by word matching (EXAM++ 4.2.1)
+    keyed = lines(tmp_path / "key.jsonl.gz")
+    for _, ps in keyed:
+        for p in ps:
+            (rec,) = p["exam_grades"]
+            right = [i for i, a in rec["answers"] if check_answer(a, items[i].get("gold_answers", []))]
+            assert rec["correctAnswered"] == right and rec["prompt_info"]["prompt_class"] == ANSWER_KEY
+            assert len(rec["wrongAnswered"]) == len(rec["answers"]) - len(right)
+    assert [[p["exam_grades"][0]["answers"] for p in ps] for _, ps in keyed] == [
+        [p["exam_grades"][0]["answers"] for p in ps] for _, ps in graded
+    ]
