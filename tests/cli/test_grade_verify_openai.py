@@ -37,11 +37,11 @@ QUESTIONS = [
 ]
 
 
-def write_bank(path: Path) -> dict[str, dict]:
+def write_bank(path: Path, questions: list = QUESTIONS) -> dict[str, dict]:
     """The bank file; returns its items by question id."""
     items: dict[str, dict] = {}
     banks: dict[str, list] = {}
-    for n, (qid, text, gold) in enumerate(QUESTIONS):
+    for n, (qid, text, gold) in enumerate(questions):
         item = {"query_id": qid, "question_id": f"{qid}/v{n}", "question_text": text}
         if gold:
             item["gold_answers"] = gold
@@ -189,3 +189,29 @@ def test_verify_prompt_grades_in_two_stages_and_resumes(cli, tmp_path):
     assert [[p["exam_grades"][0]["answers"] for p in ps] for _, ps in keyed] == [
         [p["exam_grades"][0]["answers"] for p in ps] for _, ps in graded
     ]
+
+
+def test_failed_verifications_are_retried_by_the_grader(cli, tmp_path):
+    """A gold answer with the server's ``[500]`` marker fails its verification prompts' first
+    attempt; with --max-retries 0 the client gives up, the grader asks again and grades them."""
+    write_passages(tmp_path / "passages.jsonl.gz")
+    questions = [(q, t, [g + " [500]" for g in gold]) for q, t, gold in QUESTIONS]
+    items = write_bank(tmp_path / "bank.jsonl", questions)
+    out = tmp_path / "out.jsonl.gz"
+    with serve() as srv:
+        r = cli("grade", tmp_path / "passages.jsonl.gz", "--bank", tmp_path / "bank.jsonl", "-p", VERIFY,
+                "--backend", "openai", "-m", "test-model", "--base-url", srv.url, "--max-retries", "0",
+                "--no-cache", "-o", out)  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        assert "0 failures" in r.stderr
+        failed = [
+            q for q in srv.requests if q["attempt"] == 0 and "[500]" in q["body"]["messages"][-1]["content"]
+        ]
+        assert failed and all(
+            q["body"]["messages"][-1]["content"].startswith("For the question") for q in failed
+        )
+    for qid, ps in lines(out):
+        for p in ps:
+            _, correct, wrong, _ = expected(items, qid, p["text"])
+            rec = p["exam_grades"][0]
+            assert (rec["correctAnswered"], rec["wrongAnswered"]) == (correct, wrong)

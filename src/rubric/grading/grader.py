@@ -44,6 +44,7 @@ from rubric.grading.prompts import Prompt
 from rubric.grading.verification import VERIFY_KIND, Verdict, answer_prompt, verdict, verification_texts
 from rubric.llm.base import Rating
 from rubric.llm.cache import ResponseCache, cache_key
+from rubric.llm.openai_chat import LLMFailure
 
 DIRECT_PROMPT_TYPE = "direct_grading"  # the original tool's prompt_type of direct grades
 ITEM_KINDS = ("question", "nugget")
@@ -333,7 +334,7 @@ class Grader:
                     result = self.backend.rate(texts, parser.choices)
                 self.stats.fallbacks += getattr(self.backend, "fallbacks", 0) - before
                 return list(result)
-            except (RuntimeError, ValueError, OSError) as e:
+            except (RuntimeError, ValueError, OSError, LLMFailure) as e:  # LLMFailure: after API retries
                 if attempt == 2:
                     self.stats.failures += len(texts)
                     self.stats.errors.append(f"{type(e).__name__}: {e}")
