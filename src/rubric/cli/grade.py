@@ -211,7 +211,9 @@ def exam_command(
     """Grade every (passage, bank item) pair; grades go into each passage's exam_grades.
 
     A grade record with the same prompt class and LLM is replaced, others are kept, so grading
-    again with another prompt adds to the file. A killed run resumes when rerun.
+    again with another prompt adds to the file. A killed run resumes when rerun. A verify prompt
+    (QuestionCompleteConcisePromptWithT5VerifiedAnswerKey2) extracts an answer, then asks the LLM
+    whether it matches each gold answer of the question.
 
     Example: rubric grade passages.jsonl.gz --bank questions.jsonl.gz
     --prompt QuestionSelfRatedUnanswerablePromptWithChoices -o graded.jsonl.gz
