@@ -10,7 +10,9 @@ chosen by markers in the prompt text (which tests put into query texts):
 - ``fail_rate`` fails that fraction of all requests (429 with ``Retry-After: 0`` or 500), decided
   by a seeded hash of (prompt, attempt), so which requests fail does not depend on timing;
 - answers follow the prompt kind: self-rating prompts get a digit 0-5 and HELM-style direct
-  prompts Yes/No, both from the word overlap of question (query) and context; question/nugget
+  prompts Yes/No, both from the word overlap of question (query) and context; the answer-key QA
+  prompt a span of the context and the answer-verification prompt yes/no (``qa_span``,
+  ``verifies``); question/nugget
   generation (JSON), AutoNuggetizer creation
   (one nugget per context passage: its first five words), importance (``okay`` when the nugget
   says "minor", else ``vital``) and assignment (support when every word of the nugget occurs in
@@ -53,8 +55,38 @@ def _overlap(item: str, context: str) -> float:
     return sum(w in present for w in item_words) / max(len(item_words), 1)
 
 
+def qa_span(question: str, context: str) -> str:
+    """The answer-key QA prompt's answer: the four context words after the last place where a
+    word of the question (3+ letters) occurs; "unanswerable" when there is none (or nothing after)."""
+    asked = {w for w in words(question) if len(w) >= 3}
+    ctx = words(context)
+    at = [i for i, w in enumerate(ctx) if w in asked]
+    span = ctx[at[-1] + 1 : at[-1] + 5] if at else []
+    return " ".join(span) or "unanswerable"
+
+
+def verifies(answer: str, gold: str) -> bool:
+    """The verification prompt's rule: yes when at least half the gold answer's words (3+ letters)
+    occur in the answer."""
+    return _overlap(gold, answer) >= 0.5
+
+
 def grading_answer(user: str) -> str | None:
-    """Answers to grading prompts: a 0-5 self-rating or Yes/No, from word overlap."""
+    """Answers to grading prompts: a 0-5 self-rating or Yes/No, from word overlap; the answer-key
+    QA prompt gets a span of the context (:func:`qa_span`), the verification prompt yes/no
+    (:func:`verifies`)."""
+    if user.startswith("provide a complete and concise answer to the question based on the context."):
+        m = re.search(r"Question:\s*(.*?)\nContext:\s*(.*)", user, re.S)
+        if m:
+            return qa_span(m.group(1), m.group(2))
+    m = re.fullmatch(
+        r'For the question "(.*)" the correct answer is "(.*)"\. Is "(.*)" an equally correct response '
+        r"to this question\? Answer yes or no\.",
+        user,
+        re.S,
+    )
+    if m:
+        return "yes" if verifies(m.group(3), m.group(2)) else "no"
     if "Can the question be answered based on the available context" in user:
         m = re.search(r"Question:\s*(.*?)\n.*?Context:\s*(.*)", user, re.S)
         if m:

@@ -131,8 +131,11 @@ def _run(
     from rubric.llm.registry import backend_class
 
     prompts = [get_prompt(name, list(prompt_files or [])) for name in prompt_names]
-    backend_class(backend_name)  # unknown backend: an error before any file is read
-    check_prompts(prompts, items is None, items or {})
+    # an unknown backend, or prompts it cannot ask: errors before any file is read
+    pairs_only = hasattr(backend_class(backend_name), "grade_pairs")
+    check_prompts(
+        prompts, items is None, items or {}, list(prompt_files or []), backend_name if pairs_only else None
+    )
     part = parse_shard(shard)
     queries = list(read_passages(passages))
     if part is not None:
@@ -148,7 +151,15 @@ def _run(
 
     backend = make_backend(backend_name, model, **backend_options)
     cache = None if no_cache else ResponseCache(cache_path or default_cache_path())
-    grader = Grader(backend, prompts, items=items, query_texts=query_texts, cache=cache, fast=fast)
+    grader = Grader(
+        backend,
+        prompts,
+        items=items,
+        query_texts=query_texts,
+        cache=cache,
+        fast=fast,
+        prompt_files=list(prompt_files or []),
+    )
 
     def bar(total: int) -> Any:
         return tqdm(total=total, unit="pair", desc="grading", file=sys.stderr, mininterval=1.0, leave=False)
@@ -168,7 +179,10 @@ def exam_command(
     passages: Path = typer.Argument(..., help="Passages file (.jsonl or .jsonl.gz) from `rubric convert`."),
     bank: Path = _opt(..., "--bank", "-b", help="Test bank (questions or nuggets, JSONL); required."),
     prompt: list[str] = _opt(
-        ..., "--prompt", "-p", help="Question or nugget prompt name (see `rubric prompts list`); repeatable."
+        ...,
+        "--prompt",
+        "-p",
+        help="Question, nugget or verify prompt name (see `rubric prompts list`); repeatable.",
     ),
     prompt_file: list[Path] = PROMPT_FILE,
     backend: str = BACKEND,
@@ -197,7 +211,9 @@ def exam_command(
     """Grade every (passage, bank item) pair; grades go into each passage's exam_grades.
 
     A grade record with the same prompt class and LLM is replaced, others are kept, so grading
-    again with another prompt adds to the file. A killed run resumes when rerun.
+    again with another prompt adds to the file. A killed run resumes when rerun. A verify prompt
+    (QuestionCompleteConcisePromptWithT5VerifiedAnswerKey2) extracts an answer, then asks the LLM
+    whether it matches each gold answer of the question.
 
     Example: rubric grade passages.jsonl.gz --bank questions.jsonl.gz
     --prompt QuestionSelfRatedUnanswerablePromptWithChoices -o graded.jsonl.gz

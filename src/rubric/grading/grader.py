@@ -11,7 +11,9 @@ Grades are written as the original Autograding Workbench wrote them: per passage
 ``exam_grades`` record per (prompt, LLM) with ``answers`` [[item_id, answer]], ``correctAnswered``
 (items with grade >= 1), ``wrongAnswered``, ``exam_ratio`` = correct / items, ``self_ratings`` for
 self-rated prompts; direct prompts fill ``grades`` records. A record with the same prompt class
-and LLM is replaced in place, so grading a file again with another prompt adds to it.
+and LLM is replaced in place, so grading a file again with another prompt adds to it. Verify
+prompts grade in two stages (extract, then verify against the answer key), see
+:mod:`rubric.grading.verification`; both stages share the cache, the batching and the resume.
 """
 
 from __future__ import annotations
@@ -39,8 +41,10 @@ from rubric.errors import UserError
 from rubric.grading.fit import fit_prompts
 from rubric.grading.parse import Parser, get_parser
 from rubric.grading.prompts import Prompt
+from rubric.grading.verification import VERIFY_KIND, Verdict, answer_prompt, verdict, verification_texts
 from rubric.llm.base import Rating
 from rubric.llm.cache import ResponseCache, cache_key
+from rubric.llm.openai_chat import LLMFailure
 
 DIRECT_PROMPT_TYPE = "direct_grading"  # the original tool's prompt_type of direct grades
 ITEM_KINDS = ("question", "nugget")
@@ -52,6 +56,7 @@ class GradeStats:
     """What the end-of-run summary reports."""
 
     pairs: int = 0
+    verifications: int = 0  # verification prompts of verify prompts (one per gold answer)
     cached: int = 0
     fallbacks: int = 0
     failures: int = 0
@@ -61,7 +66,9 @@ class GradeStats:
 
     def summary(self) -> str:
         return (
-            f"{self.pairs} pairs graded, {self.cached} from cache, {self.fallbacks} parse fallbacks "
+            f"{self.pairs} pairs graded, "
+            + (f"{self.verifications} answers verified, " if self.verifications else "")
+            + f"{self.cached} from cache, {self.fallbacks} parse fallbacks "
             f"(generated to the end), {self.failures} failures"
             + (f", {self.resumed_queries} queries resumed" if self.resumed_queries else "")
             + (
@@ -82,25 +89,40 @@ class Pair:
     item: int  # index of the item in the query's items (0 for direct prompts)
 
 
-def check_prompts(prompts: Sequence[Prompt], direct: bool, items: dict[str, list]) -> None:
-    """Prompts must suit the command (direct vs question/nugget) and the bank's kind of items.
+def check_prompts(
+    prompts: Sequence[Prompt],
+    direct: bool,
+    items: dict[str, list],
+    prompt_files: Sequence[Path] = (),
+    pair_backend: str | None = None,
+) -> dict[str, Prompt]:
+    """Prompts must suit the command (direct vs question/nugget/verify) and the bank's kind of items.
 
-    Checked before any model loads, so a wrong ``--prompt`` costs nothing.
+    Checked before any model loads, so a wrong ``--prompt`` costs nothing. ``pair_backend`` names
+    the backend when it grades (item, passage) pairs without prompts (it cannot verify). Returns
+    the extraction prompt of each verify prompt, by the verify prompt's name.
     """
-    wanted = ("direct",) if direct else ITEM_KINDS
+    wanted = ("direct",) if direct else (*ITEM_KINDS, VERIFY_KIND)
     for p in prompts:
         if p.kind not in wanted:
             raise UserError(
-                f"--prompt {p.name}: a {p.kind} prompt; `rubric grade` takes question and nugget prompts, "
-                "`rubric grade direct` direct prompts"
+                f"--prompt {p.name}: a {p.kind} prompt; `rubric grade` takes question, nugget and verify "
+                "prompts, `rubric grade direct` direct prompts"
             )
     held = {"nugget" if isinstance(it, NuggetItem) else "question" for its in items.values() for it in its}
     for p in prompts:
-        if not direct and held and p.kind not in held:
+        graded = "question" if p.kind == VERIFY_KIND else p.kind  # verify prompts grade questions
+        if not direct and held and graded not in held:
             raise UserError(
-                f"--prompt {p.name}: grades {p.kind} items, "
+                f"--prompt {p.name}: grades {graded} items, "
                 f"but the bank holds {', '.join(sorted(held))} items"
             )
+        if p.kind == VERIFY_KIND and pair_backend:
+            raise UserError(
+                f"--prompt {p.name}: a verify prompt asks the LLM yes/no questions; "
+                f"the {pair_backend} backend only extracts answers"
+            )
+    return {p.name: answer_prompt(p, prompt_files) for p in prompts if p.kind == VERIFY_KIND}
 
 
 def items_by_query(banks: Iterable[TestBank]) -> dict[str, list]:
@@ -124,6 +146,7 @@ class Grader:
         cache: ResponseCache | None = None,
         fast: bool = True,
         progress: Callable[[int], None] | None = None,
+        prompt_files: Sequence[Path] = (),
     ):
         self.backend = backend
         self.prompts = list(prompts)
@@ -137,7 +160,9 @@ class Grader:
         self.failed_queries: set[str] = set()  # queries with a failed pair: not kept for resume
         self.pair_mode = hasattr(backend, "grade_pairs")
         self.direct = items is None
-        check_prompts(self.prompts, self.direct, self.items)
+        self.answer_prompts = check_prompts(
+            self.prompts, self.direct, self.items, prompt_files, backend.name if self.pair_mode else None
+        )
 
     def options(self, prompt: Prompt) -> dict[str, Any]:
         """The backend's decoding options for this prompt (chat models take its system text)."""
@@ -147,13 +172,18 @@ class Grader:
 
     def fingerprint(self) -> dict[str, Any]:
         """Everything besides the input files that decides the output (for resume checks)."""
-        return {
+        out = {
             "backend": self.backend.name,
             "model": self.backend.model,
             "prompts": [[p.name, p.template, p.parser, p.system, p.prompt_info] for p in self.prompts],
             "options": [self.options(p) for p in self.prompts],
             "fast": self.fast,
         }
+        if self.answer_prompts:
+            extract = list(self.answer_prompts.values())
+            out["answer_prompts"] = [[p.name, p.template, p.parser, p.system] for p in extract]
+            out["answer_options"] = [self.options(p) for p in extract]
+        return out
 
     # -- planning --------------------------------------------------------------------------------
     def _targets(self, query: QueryWithFullParagraphList) -> list:
@@ -187,7 +217,7 @@ class Grader:
         """Grade a few queries; returns them with their grade records added or replaced."""
         targets = [self._targets(q) for q in chunk]
         self.stats.queries_without_items += sum(1 for t in targets if not t)
-        answers: dict[Pair, Rating | None] = {}
+        answers: dict[Pair, Any] = {}
         for k, prompt in enumerate(self.prompts):
             pairs = [
                 Pair(qi, pi, k, ti)
@@ -195,7 +225,9 @@ class Grader:
                 for pi in range(len(q.paragraphs))
                 for ti in range(len(targets[qi]))
             ]
-            if pairs:
+            if pairs and prompt.kind == VERIFY_KIND:
+                answers.update(self._verify(prompt, self.parsers[k], chunk, targets, pairs))
+            elif pairs:
                 answers.update(self._answer(prompt, self.parsers[k], chunk, targets, pairs))
         return [self._record(qi, q, targets[qi], answers) for qi, q in enumerate(chunk)]
 
@@ -223,8 +255,52 @@ class Grader:
                 values = self._values(chunk[p.query], targets[p.query][p.item])
                 jobs.append((_renderer(prompt, values), chunk[p.query].paragraphs[p.passage].text))
             texts = fit_prompts(self.backend, jobs)
-            rate = self.fast and parser.choices is not None and hasattr(self.backend, "rate")
-            kind = f"rate:{','.join(parser.choices)}" if rate else "generate"
+            kind = self._kind(parser)
+        got = self._cached(kind, parser, options, texts)
+        self.stats.pairs += len(pairs)
+        self.progress(len(pairs))
+        return dict(zip(pairs, got, strict=True))
+
+    def _verify(
+        self,
+        prompt: Prompt,
+        parser: Parser,
+        chunk: Sequence[QueryWithFullParagraphList],
+        targets: list[list],
+        pairs: list[Pair],
+    ) -> dict[Pair, Verdict | None]:
+        """Both stages of a verify prompt: extract every pair's answer, then ask the verification
+        prompt of each (answer, gold answer) in one batch across the chunk's passages and queries.
+        A pair whose extraction or any of whose verifications failed gets None (no record)."""
+        extract = self.answer_prompts[prompt.name]
+        extracted = self._answer(extract, get_parser(extract.parser), chunk, targets, pairs)
+        asks = [
+            (p, verification_texts(prompt, targets[p.query][p.item], r.answer))
+            for p, r in extracted.items()
+            if r is not None
+        ]
+        texts = [t for _, ts in asks for t in ts]
+        options = self.options(prompt)  # after the extraction's: chat backends take this system text
+        responses = self._cached(self._kind(parser), parser, options, texts) if texts else []
+        self.stats.verifications += len(texts)
+        out: dict[Pair, Verdict | None] = dict.fromkeys(pairs)
+        start = 0
+        for p, ts in asks:
+            got = responses[start : start + len(ts)]
+            start += len(ts)
+            if all(r is not None for r in got):
+                out[p] = verdict(targets[p.query][p.item], extracted[p].answer, [r.answer for r in got])
+        return out
+
+    def _kind(self, parser: Parser) -> str:
+        """How to ask: read one-token choices from the logits (fast path), else generate."""
+        rate = self.fast and parser.choices is not None and hasattr(self.backend, "rate")
+        return f"rate:{','.join(parser.choices)}" if rate else "generate"
+
+    def _cached(
+        self, kind: str, parser: Parser, options: dict[str, Any], texts: list[str]
+    ) -> list[Rating | None]:
+        """Answers to ``texts``: from the cache where known, else from the backend (then cached)."""
         keys = [cache_key(self.backend.name, self.backend.model, options, t, kind) for t in texts]
         known = self.cache.get_many(keys) if self.cache is not None else {}
         todo = list(dict.fromkeys(k for k in keys if k not in known))
@@ -238,13 +314,9 @@ class Grader:
                     (k, {"answer": r.answer, "probabilities": r.probabilities}) for k, r in got.items()
                 )
             known.update({k: {"answer": r.answer, "probabilities": r.probabilities} for k, r in got.items()})
-        self.stats.pairs += len(pairs)
-        self.progress(len(pairs))
-        out: dict[Pair, Rating | None] = {}
-        for p, key in zip(pairs, keys, strict=True):
-            v = known.get(key)
-            out[p] = Rating(v["answer"], v.get("probabilities")) if v is not None else None
-        return out
+        return [
+            Rating(known[k]["answer"], known[k].get("probabilities")) if k in known else None for k in keys
+        ]
 
     def _pair_left(self, target: Any) -> str:
         return target if isinstance(target, str) else target.item_text
@@ -262,7 +334,7 @@ class Grader:
                     result = self.backend.rate(texts, parser.choices)
                 self.stats.fallbacks += getattr(self.backend, "fallbacks", 0) - before
                 return list(result)
-            except (RuntimeError, ValueError, OSError) as e:
+            except (RuntimeError, ValueError, OSError, LLMFailure) as e:  # LLMFailure: after API retries
                 if attempt == 2:
                     self.stats.failures += len(texts)
                     self.stats.errors.append(f"{type(e).__name__}: {e}")
@@ -270,7 +342,7 @@ class Grader:
 
     # -- records -----------------------------------------------------------------------------------
     def _record(
-        self, qi: int, query: QueryWithFullParagraphList, targets: list, answers: dict[Pair, Rating | None]
+        self, qi: int, query: QueryWithFullParagraphList, targets: list, answers: dict[Pair, Any]
     ) -> QueryWithFullParagraphList:
         paragraphs = []
         for pi, passage in enumerate(query.paragraphs):
@@ -283,6 +355,8 @@ class Grader:
                     continue  # no items, or a failed pair: no record (a rerun grades it)
                 if self.direct:
                     _put(passage, "grades", self._direct_record(prompt, self.parsers[k], got[0]))
+                elif prompt.kind == VERIFY_KIND:
+                    _put(passage, "exam_grades", self._verify_record(prompt, targets, got))
                 else:
                     _put(passage, "exam_grades", self._exam_record(prompt, self.parsers[k], targets, got))
             paragraphs.append(passage)
@@ -321,6 +395,24 @@ class Grader:
             prompt_info=self._prompt_info(prompt),
             self_ratings=ratings,
             prompt_type=prompt.prompt_type or prompt.kind,
+        )
+
+    def _verify_record(self, prompt: Prompt, items: list, got: list[Verdict]) -> ExamGrades:
+        """Answers from the extraction stage, correct / wrong from the verification stage;
+        questions without gold answers are in neither list (see rubric.grading.verification)."""
+        correct = [it.item_id for it, v in zip(items, got, strict=True) if v.correct is True]
+        wrong = [it.item_id for it, v in zip(items, got, strict=True) if v.correct is False]
+        info = {"orig_prompt_class": self.answer_prompts[prompt.name].name, **prompt.prompt_info}
+        return ExamGrades(
+            correctAnswered=correct,
+            wrongAnswered=wrong,
+            answers=[(it.item_id, v.answer) for it, v in zip(items, got, strict=True)],
+            llm=self.backend.model,
+            llm_options=self.options(prompt),
+            exam_ratio=len(correct) / max(len(correct) + len(wrong), 1),
+            prompt_info=PromptInfo(**{**info, "prompt_class": prompt.name}),
+            self_ratings=None,
+            prompt_type=prompt.prompt_type or "question",
         )
 
     def _direct_record(self, prompt: Prompt, parser: Parser, rating: Rating) -> Grades:
