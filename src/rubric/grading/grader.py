@@ -51,6 +51,7 @@ CHUNK_PAIRS = 4096
 class GradeStats:
     """What the end-of-run summary reports."""
 
+    queries: int = 0  # in the output file (resumed ones included)
     pairs: int = 0
     cached: int = 0
     fallbacks: int = 0
@@ -428,6 +429,7 @@ def grade_file(
     partial = PartialFile(output, {"run": grader.fingerprint(), "inputs": [file_identity(p) for p in inputs]})
     done = partial.load()
     partial.start(keep=bool(done))
+    grader.stats.queries = len(queries)
     grader.stats.resumed_queries = sum(1 for q in queries if q.queryId in done)
     todo = [q for q in queries if q.queryId not in done]
     bar = progress_factory(grader.count_pairs(todo)) if progress_factory else None

@@ -37,16 +37,27 @@ class HFSettings:
     num_beams: int = 1
 
 
+def device_type(device: str) -> str:
+    """``cuda:1`` -> ``cuda``: per-type defaults (batch size, dtype) ignore the GPU index."""
+    return device.split(":", 1)[0]
+
+
 def resolve_device(device: str) -> str:
-    """``auto`` -> cuda when available, else cpu; ``cuda`` without a GPU is a user error."""
+    """``auto`` -> cuda when available, else cpu; ``cuda`` or ``cuda:N`` without that GPU is a user error.
+
+    ``cuda:N`` names one GPU, so one machine can run one grading worker per GPU (``--devices``).
+    """
     import torch
 
-    if device not in DEVICES:
-        raise UserError(f"--device: expected one of {', '.join(DEVICES)}, got {device!r}")
+    kind, _, index = device.partition(":")
+    if kind not in DEVICES or (index and (kind != "cuda" or not index.isdigit())):
+        raise UserError(f"--device: expected one of {', '.join(DEVICES)} or cuda:N, got {device!r}")
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
-    if device == "cuda" and not torch.cuda.is_available():
-        raise UserError("--device cuda: no CUDA device is available (use --device cpu)")
+    if kind == "cuda" and not torch.cuda.is_available():
+        raise UserError(f"--device {device}: no CUDA device is available (use --device cpu)")
+    if index and int(index) >= torch.cuda.device_count():
+        raise UserError(f"--device {device}: this machine has {torch.cuda.device_count()} CUDA device(s)")
     return device
 
 
@@ -57,7 +68,7 @@ def resolve_dtype(dtype: str, device: str) -> Any:
     if dtype not in DTYPES:
         raise UserError(f"--dtype: expected one of {', '.join(DTYPES)}, got {dtype!r}")
     if dtype == "auto":
-        dtype = "bfloat16" if device == "cuda" else "float32"
+        dtype = "bfloat16" if device_type(device) == "cuda" else "float32"
     return getattr(torch, dtype)
 
 
@@ -166,7 +177,7 @@ class GenerativeHF(ABC):
         self.settings = settings
         self.model = settings.model
         self.device = resolve_device(settings.device)
-        settings.batch_size = settings.batch_size or AUTO_BATCH[self.device]
+        settings.batch_size = settings.batch_size or AUTO_BATCH[device_type(self.device)]
         self.torch_dtype = resolve_dtype(settings.dtype, self.device)
         self.tokenizer = load_tokenizer(settings.model, self.padding_side)
         self.net = self._load_model()
