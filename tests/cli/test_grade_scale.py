@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import gzip
 import importlib.util
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -72,3 +75,57 @@ def test_bad_worker_options(cli, user_error, tmp_path, setup):
     user_error(cli("grade", *args, "--devices", "cpu", "--workers", "2", "-o", out), "--workers")
     user_error(cli("grade", *args, "--backend", "openai", "--workers", "2", "-o", out), "--workers")
     assert not out.exists()
+
+
+FAKE_SBATCH = """#!/bin/bash
+# A one-machine stand-in for sbatch: runs an array's tasks one after another, then the dependent job.
+echo "sbatch $*" >> "$SBATCH_LOG"
+array=""; dep=""
+for a in "$@"; do
+    case "$a" in --array=*) array=${a#--array=} ;; --dependency=*) dep=${a#--dependency=} ;; esac
+done
+script=${@: -2:1}; mode=${@: -1}
+if [[ -n "$array" ]]; then
+    for i in $(seq ${array%-*} ${array#*-}); do SLURM_ARRAY_TASK_ID=$i bash "$script" "$mode" || exit 1; done
+    echo 101
+else
+    bash "$script" "$mode" || exit 1
+    echo 102
+fi
+"""
+
+
+def test_slurm_array_script(tmp_path, setup):
+    """examples/slurm/grade-array.sbatch, submitted through a local stand-in for sbatch."""
+    args, single = setup
+    pool, bank, model = args[0], args[2], args[6]
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "sbatch").write_text(FAKE_SBATCH)
+    (bin_dir / "sbatch").chmod(0o755)
+    out = tmp_path / "merged.jsonl.gz"
+    env = root_conftest.cli_env(
+        {
+            "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+            "SBATCH_LOG": str(tmp_path / "sbatch.log"),
+            "PASSAGES": str(pool),
+            "BANK": str(bank),
+            "MODEL": str(model),
+            "OUT": str(out),
+            "SHARDS": "2",
+            "DEVICE": "cpu",
+            "GRADE_ARGS": "--max-new-tokens 4 --no-cache",
+            "RUBRIC": f"{sys.executable} -m rubric",
+        }
+    )
+    script = HERE.parent.parent / "examples" / "slurm" / "grade-array.sbatch"
+    r = subprocess.run(["bash", str(script), "submit"], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "submitted array 101 (2 tasks) and merge job 102" in r.stdout
+    log = (tmp_path / "sbatch.log").read_text().splitlines()
+    assert "--array=1-2" in log[0] and "--dependency=afterok:101" in log[1]
+    assert sorted(p.name for p in (tmp_path / "merged.jsonl.gz.parts").iterdir()) == [
+        "part-1.jsonl.gz",
+        "part-2.jsonl.gz",
+    ]
+    assert gzip.decompress(out.read_bytes()) == gzip.decompress(single.read_bytes())
