@@ -17,9 +17,12 @@ from typing import Any
 from rubric.errors import UserError
 from rubric.llm.base import Rating
 from rubric.llm.packaged import resolve_model
+from rubric.llm.prefetch import prefetch
 
 DEVICES = ("auto", "cpu", "cuda")
 AUTO_BATCH = {"cpu": 8, "cuda": 64}  # measured: on CPU, batches of 32 long prompts run slower than 8
+AUTO_PAD_MULTIPLE = {"cpu": 1, "cuda": 8}
+MEMO_SIZE = 65536  # token ids remembered between fitting prompts and batching them
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 
 
@@ -35,6 +38,7 @@ class HFSettings:
     max_input_tokens: int = 512
     max_new_tokens: int = 32
     num_beams: int = 1
+    pad_multiple: int = 0  # 0 = auto: 8 on GPU (tensor-core friendly shapes), 1 on CPU (no extra work)
 
 
 def device_type(device: str) -> str:
@@ -178,6 +182,8 @@ class GenerativeHF(ABC):
         self.model = settings.model
         self.device = resolve_device(settings.device)
         settings.batch_size = settings.batch_size or AUTO_BATCH[device_type(self.device)]
+        settings.pad_multiple = settings.pad_multiple or AUTO_PAD_MULTIPLE[device_type(self.device)]
+        self._ids: dict[str, list[int]] = {}
         self.torch_dtype = resolve_dtype(settings.dtype, self.device)
         self.tokenizer = load_tokenizer(settings.model, self.padding_side)
         self.net = self._load_model()
@@ -220,8 +226,20 @@ class GenerativeHF(ABC):
         """Input length in tokens of each prompt as the model sees it (special tokens included)."""
         if not prompts:
             return []
-        enc = self.tokenizer(self._texts(prompts), add_special_tokens=self._add_special)["input_ids"]
-        return [len(ids) for ids in enc]
+        return [len(ids) for ids in self._encode(self._texts(prompts))]
+
+    def _encode(self, texts: Sequence[str]) -> list[list[int]]:
+        """Token ids of model input texts, untruncated; remembered, so that the prompts context
+        fitting measured are not tokenised again for batching."""
+        found = {t: self._ids[t] for t in texts if t in self._ids}
+        todo = [t for t in dict.fromkeys(texts) if t not in found]
+        if todo:
+            enc = self.tokenizer(todo, add_special_tokens=self._add_special)["input_ids"]
+            found.update(zip(todo, enc, strict=True))
+            if len(self._ids) + len(todo) > MEMO_SIZE:
+                self._ids.clear()
+            self._ids.update(zip(todo, enc, strict=True))
+        return [found[t] for t in texts]
 
     def token_offsets(self, text: str) -> list[tuple[int, int]]:
         """Character span of each token of ``text`` (used to cut a context at a token boundary)."""
@@ -237,13 +255,49 @@ class GenerativeHF(ABC):
         return True
 
     def _batches(self, texts: list[str]) -> Iterator[tuple[list[int], dict[str, Any]]]:
+        """(prompt indices, model inputs on the device), length-sorted; built one batch ahead in a
+        thread (see :mod:`rubric.llm.prefetch`) so host work overlaps with the model."""
         s = self.settings
-        enc = self.tokenizer(
-            texts, add_special_tokens=self._add_special, truncation=True, max_length=s.max_input_tokens
-        )["input_ids"]
-        for idx in sorted_batches([len(e) for e in enc], s.batch_size, s.token_budget):
-            padded = self.tokenizer.pad({"input_ids": [enc[i] for i in idx]}, return_tensors="pt")
-            yield idx, {k: v.to(self.device) for k, v in padded.items()}
+        enc = self._encode(texts)
+        long = [i for i, ids in enumerate(enc) if len(ids) > s.max_input_tokens]
+        if long:  # rare: context fitting makes prompts fit; cut the rest as the tokenizer does
+            cut = self.tokenizer(
+                [texts[i] for i in long],
+                add_special_tokens=self._add_special,
+                truncation=True,
+                max_length=s.max_input_tokens,
+            )["input_ids"]
+            enc = list(enc)
+            for i, ids in zip(long, cut, strict=True):
+                enc[i] = ids
+        groups = sorted_batches([len(e) for e in enc], s.batch_size, s.token_budget)
+        return prefetch((idx, self._tensors([enc[i] for i in idx])) for idx in groups)
+
+    def _tensors(self, rows: list[list[int]]) -> dict[str, Any]:
+        """Padded ``input_ids`` and ``attention_mask`` on the device.
+
+        Rows are padded to the longest one rounded up to ``pad_multiple`` (never past
+        ``max_input_tokens`` unless a row is longer), on the tokenizer's padding side; the padded
+        positions are masked, so answers do not depend on it. On CUDA the host tensors are pinned
+        and copied without blocking, so the copy overlaps with the model's work on earlier batches.
+        """
+        torch = self._torch
+        s = self.settings
+        longest = max(len(r) for r in rows)
+        width = max(longest, min(-(-longest // s.pad_multiple) * s.pad_multiple, s.max_input_tokens))
+        ids = torch.full((len(rows), width), self.tokenizer.pad_token_id, dtype=torch.long)
+        mask = torch.zeros((len(rows), width), dtype=torch.long)
+        left = self.tokenizer.padding_side == "left"
+        for r, row in enumerate(rows):
+            span = slice(width - len(row), width) if left else slice(0, len(row))
+            ids[r, span] = torch.tensor(row, dtype=torch.long)
+            mask[r, span] = 1
+        if device_type(self.device) == "cuda":
+            return {
+                "input_ids": ids.pin_memory().to(self.device, non_blocking=True),
+                "attention_mask": mask.pin_memory().to(self.device, non_blocking=True),
+            }
+        return {"input_ids": ids, "attention_mask": mask}
 
     def _run(self, batch: dict[str, Any], max_new: int, beams: int, scores: bool = False) -> Any:
         return self.net.generate(
