@@ -129,3 +129,23 @@ def test_slurm_array_script(tmp_path, setup):
         "part-2.jsonl.gz",
     ]
     assert gzip.decompress(out.read_bytes()) == gzip.decompress(single.read_bytes())
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="the 'ray' extra is not installed")
+def test_ray_shards_equal_one_process(cli, tmp_path, setup):
+    """--ray on a private local Ray instance (127.0.0.1): two shards as tasks, merged == one process."""
+    args, single = setup
+    out = tmp_path / "ray.jsonl.gz"
+    r = cli("grade", *args, "--ray", "--workers", "2", "--device", "cpu", "--no-cache", "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert "shard 1/2 (ray):" in r.stderr and "shard 2/2 (ray):" in r.stderr
+    assert gzip.decompress(out.read_bytes()) == gzip.decompress(single.read_bytes())
+    assert not (tmp_path / "ray.jsonl.gz.workers").exists()
+
+
+def test_ray_options(cli, user_error, tmp_path, setup):
+    args, _ = setup
+    out = tmp_path / "x.jsonl.gz"
+    user_error(cli("grade", *args, "--ray", "-o", out), "--ray", "--workers")
+    user_error(cli("grade", *args, "--ray-address", "auto", "-o", out), "--ray-address")
+    assert not out.exists()

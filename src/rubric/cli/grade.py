@@ -111,7 +111,18 @@ WORKERS = _opt(
     "--workers",
     min=0,
     help="N worker processes on --device: cuda takes GPUs cuda:0..N-1, cpu starts N CPU processes; "
-    "0 = one process. Default: 0.",
+    "with --ray, N shards. 0 = one process. Default: 0.",
+)
+RAY = _opt(
+    False,
+    "--ray",
+    help="Grade --workers N shards as Ray tasks, one GPU each (--device cpu: one CPU each); needs the "
+    "'ray' extra. Default: off.",
+)
+RAY_ADDRESS = _opt(
+    None,
+    "--ray-address",
+    help="Ray cluster to use (auto, HOST:6379, ray://HOST:10001). Default: a private local instance.",
 )
 
 
@@ -220,10 +231,12 @@ def _run(
     query_texts: dict[str, str] | None = None,
     devices: str | None = None,
     workers: int = 0,
+    ray: bool = False,
+    ray_address: str | None = None,
 ) -> None:
     """Everything both grading commands share: load, grade with resume (in workers), summarise."""
     from rubric.errors import UserError
-    from rubric.grading.workers import parse_devices, run_workers
+    from rubric.grading.workers import parse_devices, run_ray, run_workers
 
     job = dict(
         passages=passages,
@@ -240,7 +253,18 @@ def _run(
         items=items,
         query_texts=query_texts,
     )
-    if devices is not None or workers:
+    if ray_address is not None and not ray:
+        raise UserError("--ray-address: only with --ray")
+    if ray:
+        if shard is not None or devices is not None or not workers:
+            raise UserError("--ray: give --workers N (the number of shards), and no --shard or --devices")
+        if backend_name == "openai":
+            raise UserError("--ray: only for the local hf-* backends (openai: --concurrency)")
+        _prepare(passages, prompt_names, prompt_files, backend_name, None, inputs, items, query_texts)
+        gpus = backend_options.get("device", "auto") != "cpu"
+        info(f"grading {workers} shards as Ray tasks, one {'GPU' if gpus else 'CPU'} each")
+        stats = run_ray(grade_shard, workers, gpus, output, passages, info, ray_address, **job)
+    elif devices is not None or workers:
         if shard is not None:
             raise UserError("--shard with --devices/--workers: the workers split the queries themselves")
         if backend_name == "openai":
@@ -287,6 +311,8 @@ def exam_command(
     checkpoint_pairs: int = CHECKPOINT,
     devices: str | None = DEVICES,
     workers: int = WORKERS,
+    ray: bool = RAY,
+    ray_address: str | None = RAY_ADDRESS,
     base_url: str | None = lo.BASE_URL,
     api_key_file: Path | None = lo.API_KEY_FILE,
     concurrency: int = lo.CONCURRENCY,
@@ -327,6 +353,8 @@ def exam_command(
         query_texts=query_texts,
         devices=devices,
         workers=workers,
+        ray=ray,
+        ray_address=ray_address,
     )
 
 
@@ -355,6 +383,8 @@ def direct_command(
     checkpoint_pairs: int = CHECKPOINT,
     devices: str | None = DEVICES,
     workers: int = WORKERS,
+    ray: bool = RAY,
+    ray_address: str | None = RAY_ADDRESS,
     base_url: str | None = lo.BASE_URL,
     api_key_file: Path | None = lo.API_KEY_FILE,
     concurrency: int = lo.CONCURRENCY,
@@ -387,6 +417,8 @@ def direct_command(
         query_texts=read_queries(queries),
         devices=devices,
         workers=workers,
+        ray=ray,
+        ray_address=ray_address,
     )
 
 

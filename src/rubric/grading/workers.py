@@ -19,6 +19,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
+from rubric.data.files import atomic_write
 from rubric.errors import UserError
 from rubric.grading.grader import GradeStats
 from rubric.grading.shards import merge_parts
@@ -109,3 +110,84 @@ def _add(total: GradeStats, part: GradeStats) -> None:
     for f in fields(GradeStats):
         value = getattr(part, f.name)
         setattr(total, f.name, getattr(total, f.name) + value)
+
+
+def run_ray(
+    job: Callable[..., GradeStats],
+    shards: int,
+    gpus: bool,
+    output: Path,
+    order: Path,
+    report: Callable[[str], None],
+    address: str | None,
+    **kwargs: Any,
+) -> GradeStats:
+    """Run the ``shards`` shards as Ray tasks (one GPU each when ``gpus``) and merge them into ``output``.
+
+    ``address`` None starts a private Ray instance on 127.0.0.1; otherwise it names a running
+    cluster (``auto``, ``HOST:6379``, ``ray://HOST:10001``). A task grades its shard on its node
+    and returns the part's bytes, so only the inputs and the model must be at the same path on
+    every node (a shared file system); the driver saves each finished part in ``OUT.workers/`` and
+    a rerun skips shards whose part is there. Ray retries a task whose node died.
+    """
+    try:
+        import ray
+    except ImportError:
+        raise UserError("--ray: Ray is not installed (pip install 'rubric-workbench[ray]')") from None
+    folder = parts_folder(output)
+    folder.mkdir(parents=True, exist_ok=True)
+    parts = [folder / f"part-{i}-of-{shards}.jsonl.gz" for i in range(1, shards + 1)]
+    init: dict[str, Any] = {"include_dashboard": False, "configure_logging": False}
+    if address is None:
+        init["_node_ip_address"] = "127.0.0.1"
+    try:
+        ray.init(address=address, **init)
+    except (ConnectionError, RuntimeError, ValueError) as e:
+        raise UserError(f"--ray-address {address}: cannot connect to Ray ({e})") from None
+    total = GradeStats()
+    try:
+        task = ray.remote(_ray_shard).options(num_gpus=1 if gpus else 0, num_cpus=1, max_retries=2)
+        pending = {
+            task.remote(job, f"{i}/{shards}", "cuda" if gpus else "cpu", kwargs): i
+            for i, part in enumerate(parts, start=1)
+            if not part.exists()
+        }
+        if len(pending) < shards:
+            report(f"{shards - len(pending)} of {shards} shards were graded by an earlier run")
+        while pending:
+            (ready,), _ = ray.wait(list(pending), num_returns=1)
+            i = pending.pop(ready)
+            try:
+                stats, text = ray.get(ready)
+            except ray.exceptions.RayTaskError as e:
+                cause = e.as_instanceof_cause()
+                if isinstance(cause, UserError):
+                    raise UserError(str(cause)) from None
+                raise
+            report(f"shard {i}/{shards} (ray): {stats.summary()}")
+            _add(total, stats)
+            # a part with failed pairs is kept under another name: the next run grades that shard again
+            done = parts[i - 1] if not stats.failures else _failed(parts[i - 1])
+            with atomic_write(done) as f:
+                f.write(text)
+    finally:
+        ray.shutdown()
+    merge_parts([p if p.exists() else _failed(p) for p in parts], output, order)
+    if not total.failures:
+        shutil.rmtree(folder)
+    return total
+
+
+def _failed(part: Path) -> Path:
+    return part.with_name(part.name.replace(".jsonl.gz", ".failed.jsonl.gz"))
+
+
+def _ray_shard(job: Callable[..., GradeStats], shard: str, device: str, kwargs: dict) -> tuple:
+    """In a Ray worker: grade one shard into a local temporary file; returns (stats, the file's text)."""
+    import gzip
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="rubric-ray-") as tmp:
+        out = Path(tmp) / "part.jsonl.gz"
+        stats = job(shard=shard, device=device, output=out, **kwargs)
+        return stats, gzip.decompress(out.read_bytes()).decode("utf-8")
