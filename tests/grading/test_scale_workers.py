@@ -38,3 +38,16 @@ def test_stats_add_up(tmp_path):
     got = (total.queries, total.pairs, total.cached, total.failures, total.errors)
     assert got == (3, 15, 3, 1, ["a", "b"])
     assert parts_folder(tmp_path / "g.jsonl.gz") == tmp_path / "g.jsonl.gz.workers"
+
+
+def test_cpu_workers_share_the_cores(monkeypatch):
+    from rubric.grading.workers import cpu_threads
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr("os.cpu_count", lambda: 16)
+    assert cpu_threads(["cpu", "cpu", "cpu", "cpu"]) == 4
+    assert cpu_threads(["cuda:0", "cuda:1"]) == 0
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    assert cpu_threads(["cpu"] * 3) == 1
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    assert cpu_threads(["cpu", "cpu"]) == 0  # the user's setting wins

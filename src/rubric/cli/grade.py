@@ -180,6 +180,7 @@ def grade_shard(
     items: dict[str, list] | None = None,
     query_texts: dict[str, str] | None = None,
     progress: bool = False,
+    threads: int = 0,
 ) -> Any:
     """Grade one shard (or everything) into ``output`` with resume; returns the GradeStats.
 
@@ -194,6 +195,10 @@ def grade_shard(
     )
     if device is not None:
         backend_options = backend_options | {"device": device}
+    if threads and device == "cpu":
+        import torch
+
+        torch.set_num_threads(threads)
     backend = make_backend(backend_name, model, **backend_options)
     cache = None if no_cache else ResponseCache(cache_path or default_cache_path())
     grader = Grader(backend, prompts, items=items, query_texts=query_texts, cache=cache, fast=fast)

@@ -11,6 +11,7 @@ resumes from it when rerun with the same devices.
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -56,6 +57,18 @@ def parse_devices(devices: str | None, workers: int, device: str) -> list[str] |
     return [f"cuda:{i}" for i in range(workers)]
 
 
+def cpu_threads(devices: Sequence[str]) -> int:
+    """Torch threads per CPU worker: the cores shared out, unless ``OMP_NUM_THREADS`` decides (0).
+
+    Without this every CPU worker would start one thread per core, and oversubscribed cores make
+    torch many times slower (STACK.md measured up to 27x).
+    """
+    cpu_workers = sum(1 for d in devices if d == "cpu")
+    if not cpu_workers or os.environ.get("OMP_NUM_THREADS"):
+        return 0
+    return max(1, (os.cpu_count() or 1) // cpu_workers)
+
+
 def parts_folder(output: Path) -> Path:
     return output.with_name(output.name + ".workers")
 
@@ -80,9 +93,10 @@ def run_workers(
     parts = [folder / f"part-{i}-of-{n}.jsonl.gz" for i in range(1, n + 1)]
     total = GradeStats()
     errors: list[BaseException] = []
+    threads = cpu_threads(devices)
     with ProcessPoolExecutor(max_workers=n, mp_context=get_context("spawn")) as pool:
         futures = {
-            pool.submit(job, shard=f"{i}/{n}", device=dev, output=part, **kwargs): (i, dev)
+            pool.submit(job, shard=f"{i}/{n}", device=dev, output=part, threads=threads, **kwargs): (i, dev)
             for i, (dev, part) in enumerate(zip(devices, parts, strict=True), start=1)
         }
         for fut in as_completed(futures):
