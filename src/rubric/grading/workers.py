@@ -110,6 +110,8 @@ def run_workers(
             report(f"worker {i}/{n} ({dev}): {stats.summary()}")
             _add(total, stats)
     if errors:
+        if not any(folder.iterdir()):  # nothing to resume from: leave no trace
+            folder.rmdir()
         user = [e for e in errors if isinstance(e, UserError)]
         if user:
             raise user[0]
