@@ -186,6 +186,8 @@ class GenerativeHF(ABC):
         self._ids: dict[str, list[int]] = {}
         self.torch_dtype = resolve_dtype(settings.dtype, self.device)
         self.tokenizer = load_tokenizer(settings.model, self.padding_side)
+        if self.device.startswith("cuda:"):
+            torch.cuda.set_device(self.device)  # cuda:N: kernels and buffers on N, not on GPU 0
         self.net = self._load_model()
         self.net.to(self.device)
         self.net.eval()
@@ -271,7 +273,18 @@ class GenerativeHF(ABC):
             for i, ids in zip(long, cut, strict=True):
                 enc[i] = ids
         groups = sorted_batches([len(e) for e in enc], s.batch_size, s.token_budget)
-        return prefetch((idx, self._tensors([enc[i] for i in idx])) for idx in groups)
+        return prefetch(self._stream(enc, groups))
+
+    def _stream(self, enc: list[list[int]], groups: Iterator[list[int]]) -> Iterator[tuple[list[int], Any]]:
+        """The batches, built in the prefetch thread. CUDA's current device is per thread (device 0
+        in a new one), so the thread selects ours: pinned buffers and copies stay on ``cuda:N``."""
+        if device_type(self.device) == "cuda":
+            with self._torch.cuda.device(self.device):
+                for idx in groups:
+                    yield idx, self._tensors([enc[i] for i in idx])
+        else:
+            for idx in groups:
+                yield idx, self._tensors([enc[i] for i in idx])
 
     def _tensors(self, rows: list[list[int]]) -> dict[str, Any]:
         """Padded ``input_ids`` and ``attention_mask`` on the device.
