@@ -116,3 +116,24 @@ def test_fast_path_grades_equal_one_prompt_at_a_time(kind, tmp_path, gpt2_dir):
     alone = one.generate(prompts)
     assert [r.answer for r in ratings] == alone
     assert [parser.parse(r.answer) for r in ratings] == [parser.parse(a) for a in alone]
+
+
+def test_choice_probabilities_equal_the_full_distribution(t5_dir):
+    """rate() moves only the choices' columns off the device; values equal the full softmax's."""
+    import torch
+
+    backend = make_backend("hf-seq2seq", str(t5_dir), device="cpu", max_new_tokens=2, batch_size=8)
+    choices = get_parser("self_rating").choices
+    prompts = prompts_of(words, 20, 6)
+    got = [r.probabilities for r in backend.rate(prompts, choices)]
+    vocab = backend.tokenizer.get_vocab()
+    with torch.inference_mode():
+        for idx, batch in backend._batches(prompts):
+            full = torch.softmax(backend._run(batch, 2, 1, scores=True).scores[0].float(), dim=-1)
+            for row, i in enumerate(idx):
+                want = {}
+                for c in choices:  # the per-row lookup rate() used to do
+                    ids = [vocab[s] for s in (c, "▁" + c, "Ġ" + c, " " + c) if s in vocab]
+                    want[c] = max([0.0] + [float(full[row, t]) for t in ids])
+                assert got[i] == want
+    assert any(v > 0 for p in got for v in p.values())

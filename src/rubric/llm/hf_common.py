@@ -143,22 +143,16 @@ def eos_ids(model: Any, tokenizer: Any) -> set[int]:
     return ids
 
 
-def choice_probabilities(probs: Any, tokenizer: Any, choices: Sequence[str]) -> dict[str, float]:
-    """Probability of each choice's single-token spelling at the first answer step.
+def choice_token_ids(tokenizer: Any, choices: Sequence[str]) -> dict[str, list[int]]:
+    """Token ids of each choice's single-token spellings, read once per prompt parser.
 
     A choice may be spelled with or without a leading word-boundary marker (sentencepiece "▁4",
-    BPE "Ġ4"); the most probable spelling that decodes to the choice counts.
+    BPE "Ġ4"); the most probable spelling counts (see :meth:`GenerativeHF.rate`). Looked up once,
+    not per answer: ``get_vocab`` builds a dict of the whole vocabulary (~13 ms for 32k tokens
+    here), which per row would cap a GPU at a few hundred prompts/s.
     """
-    out: dict[str, float] = {}
     vocab = tokenizer.get_vocab()
-    for choice in choices:
-        best = 0.0
-        for spelling in (choice, "▁" + choice, "Ġ" + choice, " " + choice):
-            tid = vocab.get(spelling)
-            if tid is not None and tid < probs.shape[-1]:
-                best = max(best, float(probs[tid]))
-        out[choice] = best
-    return out
+    return {c: [vocab[sp] for sp in (c, "▁" + c, "Ġ" + c, " " + c) if sp in vocab] for c in choices}
 
 
 class GenerativeHF(ABC):
@@ -184,6 +178,7 @@ class GenerativeHF(ABC):
         settings.batch_size = settings.batch_size or AUTO_BATCH[device_type(self.device)]
         settings.pad_multiple = settings.pad_multiple or AUTO_PAD_MULTIPLE[device_type(self.device)]
         self._ids: dict[str, list[int]] = {}
+        self._spellings: dict[tuple[str, ...], dict[str, list[int]]] = {}
         self.torch_dtype = resolve_dtype(settings.dtype, self.device)
         self.tokenizer = load_tokenizer(settings.model, self.padding_side)
         if self.device.startswith("cuda:"):
@@ -347,14 +342,24 @@ class GenerativeHF(ABC):
         ratings: list[Rating | None] = [None] * len(prompts)
         unfinished: list[int] = []
         probs_of: dict[int, dict[str, float]] = {}
+        key = tuple(choices)
+        if key not in self._spellings:
+            self._spellings[key] = choice_token_ids(self.tokenizer, choices)
+        spellings = self._spellings[key]
         with torch.inference_mode():
             for idx, batch in self._batches(self._texts(prompts)):
                 out = self._run(batch, min(2, s.max_new_tokens), 1, scores=True)
                 new = self._new_tokens(out.sequences, batch["input_ids"].shape[1]).cpu()
-                first = torch.softmax(out.scores[0].float(), dim=-1).cpu()
+                # only the choices' columns of the first step's distribution leave the device
+                cols = sorted({t for ts in spellings.values() for t in ts if t < out.scores[0].shape[-1]})
+                first = torch.softmax(out.scores[0].float(), dim=-1)[:, cols].cpu().tolist()
+                where = {t: j for j, t in enumerate(cols)}
                 for row, i in enumerate(idx):
                     toks = new[row].tolist()
-                    probs_of[i] = choice_probabilities(first[row], self.tokenizer, choices)
+                    probs_of[i] = {
+                        c: max([0.0] + [first[row][where[t]] for t in ts if t in where])
+                        for c, ts in spellings.items()
+                    }
                     ended = any(t in self.eos for t in toks[:2])
                     if ended or s.max_new_tokens <= 2:
                         ratings[i] = Rating(self._decode(new[row]), probs_of[i])
