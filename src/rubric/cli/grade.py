@@ -63,7 +63,7 @@ MODEL = _opt(
     help="Hub name, local folder or packaged short name. Default: google/flan-t5-large.",
 )
 OUTPUT = _opt(..., "--output", "-o", help="Graded passages file to write (.jsonl.gz); required.")
-DEVICE = _opt("auto", "--device", help="cpu, cuda or auto (cuda when available). Default: auto.")
+DEVICE = _opt("auto", "--device", help="cpu, cuda, cuda:N or auto (cuda when available). Default: auto.")
 DTYPE = _opt(
     "auto", "--dtype", help="float32, bfloat16, float16 or auto (bf16 on GPU, fp32 on CPU). Default: auto."
 )
@@ -100,34 +100,48 @@ CHECKPOINT = _opt(
     help="Save finished queries to OUT.partial after about this many pairs (resume granularity; "
     "also the span of cross-query batching). Default: 4096.",
 )
+DEVICES = _opt(
+    None,
+    "--devices",
+    help="One worker process per listed device, e.g. cuda:0,cuda:1 (cpu,cpu works too); each grades a "
+    "share of the queries and the output equals a one-process run. Default: one process on --device.",
+)
+WORKERS = _opt(
+    0,
+    "--workers",
+    min=0,
+    help="N worker processes on --device: cuda takes GPUs cuda:0..N-1, cpu starts N CPU processes; "
+    "with --ray, N shards. 0 = one process. Default: 0.",
+)
+RAY = _opt(
+    False,
+    "--ray",
+    help="Grade --workers N shards as Ray tasks, one GPU each (--device cpu: one CPU each); needs the "
+    "'ray' extra. Default: off.",
+)
+RAY_ADDRESS = _opt(
+    None,
+    "--ray-address",
+    help="Ray cluster to use (auto, HOST:6379, ray://HOST:10001). Default: a private local instance.",
+)
 
 
-def _run(
+def _prepare(
     passages: Path,
     prompt_names: list[str],
     prompt_files: list[Path] | None,
     backend_name: str,
-    model: str,
-    output: Path,
-    backend_options: dict[str, Any],
-    fast: bool,
-    cache_path: Path | None,
-    no_cache: bool,
     shard: str | None,
-    checkpoint_pairs: int,
     inputs: list[Path],
-    items: dict[str, list] | None = None,
-    query_texts: dict[str, str] | None = None,
-) -> None:
-    """Everything both grading commands share: load, grade with resume, summarise."""
-    from tqdm import tqdm
-
+    items: dict[str, list] | None,
+    query_texts: dict[str, str] | None,
+) -> tuple[list, list]:
+    """Prompts and the queries to grade, every input checked before a model loads."""
     from rubric.data.jsonl import read_passages
     from rubric.errors import UserError
-    from rubric.grading.grader import Grader, check_prompts, grade_file
+    from rubric.grading.grader import check_prompts
     from rubric.grading.prompts import get_prompt
     from rubric.grading.shards import parse_shard, shard_of
-    from rubric.llm.cache import ResponseCache, default_cache_path
     from rubric.llm.registry import backend_class
 
     prompts = [get_prompt(name, list(prompt_files or [])) for name in prompt_names]
@@ -147,8 +161,47 @@ def _run(
                 f"--queries {inputs[1]}: no text for {len(missing)} queries of {passages} "
                 f"(first: {missing[0]})"
             )
+    return prompts, queries
+
+
+def grade_shard(
+    *,
+    shard: str | None,
+    device: str | None,
+    output: Path,
+    passages: Path,
+    prompt_names: list[str],
+    prompt_files: list[Path] | None,
+    backend_name: str,
+    model: str,
+    backend_options: dict[str, Any],
+    fast: bool,
+    cache_path: Path | None,
+    no_cache: bool,
+    checkpoint_pairs: int,
+    inputs: list[Path],
+    items: dict[str, list] | None = None,
+    query_texts: dict[str, str] | None = None,
+    progress: bool = False,
+    threads: int = 0,
+) -> Any:
+    """Grade one shard (or everything) into ``output`` with resume; returns the GradeStats.
+
+    Module-level so that ``--devices`` workers (spawned processes) can run it.
+    """
+    from rubric.grading.grader import Grader, grade_file
+    from rubric.llm.cache import ResponseCache, default_cache_path
     from rubric.llm.registry import make_backend
 
+    prompts, queries = _prepare(
+        passages, prompt_names, prompt_files, backend_name, shard, inputs, items, query_texts
+    )
+    if device is not None:
+        backend_options = backend_options | {"device": device}
+    if threads and device == "cpu":
+        import torch
+
+        torch.set_num_threads(threads)
     backend = make_backend(backend_name, model, **backend_options)
     cache = None if no_cache else ResponseCache(cache_path or default_cache_path())
     grader = Grader(
@@ -162,11 +215,86 @@ def _run(
     )
 
     def bar(total: int) -> Any:
+        from tqdm import tqdm
+
         return tqdm(total=total, unit="pair", desc="grading", file=sys.stderr, mininterval=1.0, leave=False)
 
-    stats = grade_file(grader, queries, output, inputs, progress_factory=bar, chunk_pairs=checkpoint_pairs)
+    return grade_file(
+        grader,
+        queries,
+        output,
+        inputs,
+        progress_factory=bar if progress else None,
+        chunk_pairs=checkpoint_pairs,
+    )
+
+
+def _run(
+    passages: Path,
+    prompt_names: list[str],
+    prompt_files: list[Path] | None,
+    backend_name: str,
+    model: str,
+    output: Path,
+    backend_options: dict[str, Any],
+    fast: bool,
+    cache_path: Path | None,
+    no_cache: bool,
+    shard: str | None,
+    checkpoint_pairs: int,
+    inputs: list[Path],
+    items: dict[str, list] | None = None,
+    query_texts: dict[str, str] | None = None,
+    devices: str | None = None,
+    workers: int = 0,
+    ray: bool = False,
+    ray_address: str | None = None,
+) -> None:
+    """Everything both grading commands share: load, grade with resume (in workers), summarise."""
+    from rubric.errors import UserError
+    from rubric.grading.workers import parse_devices, run_ray, run_workers
+
+    job = dict(
+        passages=passages,
+        prompt_names=prompt_names,
+        prompt_files=prompt_files,
+        backend_name=backend_name,
+        model=model,
+        backend_options=backend_options,
+        fast=fast,
+        cache_path=cache_path,
+        no_cache=no_cache,
+        checkpoint_pairs=checkpoint_pairs,
+        inputs=inputs,
+        items=items,
+        query_texts=query_texts,
+    )
+    if ray_address is not None and not ray:
+        raise UserError("--ray-address: only with --ray")
+    if ray:
+        if shard is not None or devices is not None or not workers:
+            raise UserError("--ray: give --workers N (the number of shards), and no --shard or --devices")
+        if backend_name == "openai":
+            raise UserError("--ray: only for the local hf-* backends (openai: --concurrency)")
+        _prepare(passages, prompt_names, prompt_files, backend_name, None, inputs, items, query_texts)
+        gpus = backend_options.get("device", "auto") != "cpu"
+        info(f"grading {workers} shards as Ray tasks, one {'GPU' if gpus else 'CPU'} each")
+        stats = run_ray(grade_shard, workers, gpus, output, passages, info, ray_address, **job)
+    elif devices is not None or workers:
+        if shard is not None:
+            raise UserError("--shard with --devices/--workers: the workers split the queries themselves")
+        if backend_name == "openai":
+            raise UserError(
+                "--devices/--workers: for the local hf-* backends (use --concurrency with openai)"
+            )
+        _prepare(passages, prompt_names, prompt_files, backend_name, None, inputs, items, query_texts)
+        names = parse_devices(devices, workers, backend_options.get("device", "auto"))
+        info(f"grading with {len(names)} workers on {', '.join(names)}")
+        stats = run_workers(grade_shard, names, output, passages, info, **job)
+    else:
+        stats = grade_shard(shard=shard, device=None, output=output, progress=True, **job)
     info(stats.summary())
-    info(f"wrote {output}: {len(queries)} queries")
+    info(f"wrote {output}: {stats.queries} queries")
     if stats.failures:
         for err in stats.errors[:5]:
             info(f"failure: {err}")
@@ -200,6 +328,10 @@ def exam_command(
     no_cache: bool = NO_CACHE,
     shard: str | None = SHARD,
     checkpoint_pairs: int = CHECKPOINT,
+    devices: str | None = DEVICES,
+    workers: int = WORKERS,
+    ray: bool = RAY,
+    ray_address: str | None = RAY_ADDRESS,
     base_url: str | None = lo.BASE_URL,
     api_key_file: Path | None = lo.API_KEY_FILE,
     concurrency: int = lo.CONCURRENCY,
@@ -240,6 +372,10 @@ def exam_command(
         [passages, bank],
         items=items_by_query(banks),
         query_texts=query_texts,
+        devices=devices,
+        workers=workers,
+        ray=ray,
+        ray_address=ray_address,
     )
 
 
@@ -266,6 +402,10 @@ def direct_command(
     no_cache: bool = NO_CACHE,
     shard: str | None = SHARD,
     checkpoint_pairs: int = CHECKPOINT,
+    devices: str | None = DEVICES,
+    workers: int = WORKERS,
+    ray: bool = RAY,
+    ray_address: str | None = RAY_ADDRESS,
     base_url: str | None = lo.BASE_URL,
     api_key_file: Path | None = lo.API_KEY_FILE,
     concurrency: int = lo.CONCURRENCY,
@@ -296,6 +436,10 @@ def direct_command(
         checkpoint_pairs,
         [passages, queries],
         query_texts=read_queries(queries),
+        devices=devices,
+        workers=workers,
+        ray=ray,
+        ray_address=ray_address,
     )
 
 

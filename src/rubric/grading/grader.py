@@ -55,6 +55,7 @@ CHUNK_PAIRS = 4096
 class GradeStats:
     """What the end-of-run summary reports."""
 
+    queries: int = 0  # in the output file (resumed ones included)
     pairs: int = 0
     verifications: int = 0  # verification prompts of verify prompts (one per gold answer)
     cached: int = 0
@@ -520,6 +521,7 @@ def grade_file(
     partial = PartialFile(output, {"run": grader.fingerprint(), "inputs": [file_identity(p) for p in inputs]})
     done = partial.load()
     partial.start(keep=bool(done))
+    grader.stats.queries = len(queries)
     grader.stats.resumed_queries = sum(1 for q in queries if q.queryId in done)
     todo = [q for q in queries if q.queryId not in done]
     bar = progress_factory(grader.count_pairs(todo)) if progress_factory else None

@@ -18,9 +18,12 @@ from typing import Any
 from rubric.errors import UserError
 from rubric.llm.base import Rating
 from rubric.llm.packaged import resolve_model
+from rubric.llm.prefetch import prefetch
 
 DEVICES = ("auto", "cpu", "cuda")
 AUTO_BATCH = {"cpu": 8, "cuda": 64}  # measured: on CPU, batches of 32 long prompts run slower than 8
+AUTO_PAD_MULTIPLE = {"cpu": 1, "cuda": 8}
+MEMO_SIZE = 65536  # token ids remembered between fitting prompts and batching them
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 
 
@@ -36,18 +39,30 @@ class HFSettings:
     max_input_tokens: int = 512
     max_new_tokens: int = 32
     num_beams: int = 1
+    pad_multiple: int = 0  # 0 = auto: 8 on GPU (tensor-core friendly shapes), 1 on CPU (no extra work)
+
+
+def device_type(device: str) -> str:
+    """``cuda:1`` -> ``cuda``: per-type defaults (batch size, dtype) ignore the GPU index."""
+    return device.split(":", 1)[0]
 
 
 def resolve_device(device: str) -> str:
-    """``auto`` -> cuda when available, else cpu; ``cuda`` without a GPU is a user error."""
+    """``auto`` -> cuda when available, else cpu; ``cuda`` or ``cuda:N`` without that GPU is a user error.
+
+    ``cuda:N`` names one GPU, so one machine can run one grading worker per GPU (``--devices``).
+    """
     import torch
 
-    if device not in DEVICES:
-        raise UserError(f"--device: expected one of {', '.join(DEVICES)}, got {device!r}")
+    kind, _, index = device.partition(":")
+    if kind not in DEVICES or (index and (kind != "cuda" or not index.isdigit())):
+        raise UserError(f"--device: expected one of {', '.join(DEVICES)} or cuda:N, got {device!r}")
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
-    if device == "cuda" and not torch.cuda.is_available():
-        raise UserError("--device cuda: no CUDA device is available (use --device cpu)")
+    if kind == "cuda" and not torch.cuda.is_available():
+        raise UserError(f"--device {device}: no CUDA device is available (use --device cpu)")
+    if index and int(index) >= torch.cuda.device_count():
+        raise UserError(f"--device {device}: this machine has {torch.cuda.device_count()} CUDA device(s)")
     return device
 
 
@@ -58,7 +73,7 @@ def resolve_dtype(dtype: str, device: str) -> Any:
     if dtype not in DTYPES:
         raise UserError(f"--dtype: expected one of {', '.join(DTYPES)}, got {dtype!r}")
     if dtype == "auto":
-        dtype = "bfloat16" if device == "cuda" else "float32"
+        dtype = "bfloat16" if device_type(device) == "cuda" else "float32"
     return getattr(torch, dtype)
 
 
@@ -136,22 +151,16 @@ def eos_ids(model: Any, tokenizer: Any) -> set[int]:
     return ids
 
 
-def choice_probabilities(probs: Any, tokenizer: Any, choices: Sequence[str]) -> dict[str, float]:
-    """Probability of each choice's single-token spelling at the first answer step.
+def choice_token_ids(tokenizer: Any, choices: Sequence[str]) -> dict[str, list[int]]:
+    """Token ids of each choice's single-token spellings, read once per prompt parser.
 
     A choice may be spelled with or without a leading word-boundary marker (sentencepiece "▁4",
-    BPE "Ġ4"); the most probable spelling that decodes to the choice counts.
+    BPE "Ġ4"); the most probable spelling counts (see :meth:`GenerativeHF.rate`). Looked up once,
+    not per answer: ``get_vocab`` builds a dict of the whole vocabulary (~13 ms for 32k tokens
+    here), which per row would cap a GPU at a few hundred prompts/s.
     """
-    out: dict[str, float] = {}
     vocab = tokenizer.get_vocab()
-    for choice in choices:
-        best = 0.0
-        for spelling in (choice, "▁" + choice, "Ġ" + choice, " " + choice):
-            tid = vocab.get(spelling)
-            if tid is not None and tid < probs.shape[-1]:
-                best = max(best, float(probs[tid]))
-        out[choice] = best
-    return out
+    return {c: [vocab[sp] for sp in (c, "▁" + c, "Ġ" + c, " " + c) if sp in vocab] for c in choices}
 
 
 class GenerativeHF(ABC):
@@ -174,9 +183,14 @@ class GenerativeHF(ABC):
         self.settings = settings
         self.model = settings.model
         self.device = resolve_device(settings.device)
-        settings.batch_size = settings.batch_size or AUTO_BATCH[self.device]
+        settings.batch_size = settings.batch_size or AUTO_BATCH[device_type(self.device)]
+        settings.pad_multiple = settings.pad_multiple or AUTO_PAD_MULTIPLE[device_type(self.device)]
+        self._ids: dict[str, list[int]] = {}
+        self._spellings: dict[tuple[str, ...], dict[str, list[int]]] = {}
         self.torch_dtype = resolve_dtype(settings.dtype, self.device)
         self.tokenizer = load_tokenizer(settings.model, self.padding_side)
+        if self.device.startswith("cuda:"):
+            torch.cuda.set_device(self.device)  # cuda:N: kernels and buffers on N, not on GPU 0
         self.net = self._load_model()
         self.net.to(self.device)
         self.net.eval()
@@ -217,8 +231,20 @@ class GenerativeHF(ABC):
         """Input length in tokens of each prompt as the model sees it (special tokens included)."""
         if not prompts:
             return []
-        enc = self.tokenizer(self._texts(prompts), add_special_tokens=self._add_special)["input_ids"]
-        return [len(ids) for ids in enc]
+        return [len(ids) for ids in self._encode(self._texts(prompts))]
+
+    def _encode(self, texts: Sequence[str]) -> list[list[int]]:
+        """Token ids of model input texts, untruncated; remembered, so that the prompts context
+        fitting measured are not tokenised again for batching."""
+        found = {t: self._ids[t] for t in texts if t in self._ids}
+        todo = [t for t in dict.fromkeys(texts) if t not in found]
+        if todo:
+            enc = self.tokenizer(todo, add_special_tokens=self._add_special)["input_ids"]
+            found.update(zip(todo, enc, strict=True))
+            if len(self._ids) + len(todo) > MEMO_SIZE:
+                self._ids.clear()
+            self._ids.update(zip(todo, enc, strict=True))
+        return [found[t] for t in texts]
 
     def token_offsets(self, text: str) -> list[tuple[int, int]]:
         """Character span of each token of ``text`` (used to cut a context at a token boundary)."""
@@ -234,13 +260,60 @@ class GenerativeHF(ABC):
         return True
 
     def _batches(self, texts: list[str]) -> Iterator[tuple[list[int], dict[str, Any]]]:
+        """(prompt indices, model inputs on the device), length-sorted; built one batch ahead in a
+        thread (see :mod:`rubric.llm.prefetch`) so host work overlaps with the model."""
         s = self.settings
-        enc = self.tokenizer(
-            texts, add_special_tokens=self._add_special, truncation=True, max_length=s.max_input_tokens
-        )["input_ids"]
-        for idx in sorted_batches([len(e) for e in enc], s.batch_size, s.token_budget):
-            padded = self.tokenizer.pad({"input_ids": [enc[i] for i in idx]}, return_tensors="pt")
-            yield idx, {k: v.to(self.device) for k, v in padded.items()}
+        enc = self._encode(texts)
+        long = [i for i, ids in enumerate(enc) if len(ids) > s.max_input_tokens]
+        if long:  # rare: context fitting makes prompts fit; cut the rest as the tokenizer does
+            cut = self.tokenizer(
+                [texts[i] for i in long],
+                add_special_tokens=self._add_special,
+                truncation=True,
+                max_length=s.max_input_tokens,
+            )["input_ids"]
+            enc = list(enc)
+            for i, ids in zip(long, cut, strict=True):
+                enc[i] = ids
+        groups = sorted_batches([len(e) for e in enc], s.batch_size, s.token_budget)
+        return prefetch(self._stream(enc, groups))
+
+    def _stream(self, enc: list[list[int]], groups: Iterator[list[int]]) -> Iterator[tuple[list[int], Any]]:
+        """The batches, built in the prefetch thread. CUDA's current device is per thread (device 0
+        in a new one), so the thread selects ours: pinned buffers and copies stay on ``cuda:N``."""
+        if device_type(self.device) == "cuda":
+            with self._torch.cuda.device(self.device):
+                for idx in groups:
+                    yield idx, self._tensors([enc[i] for i in idx])
+        else:
+            for idx in groups:
+                yield idx, self._tensors([enc[i] for i in idx])
+
+    def _tensors(self, rows: list[list[int]]) -> dict[str, Any]:
+        """Padded ``input_ids`` and ``attention_mask`` on the device.
+
+        Rows are padded to the longest one rounded up to ``pad_multiple`` (never past
+        ``max_input_tokens`` unless a row is longer), on the tokenizer's padding side; the padded
+        positions are masked, so answers do not depend on it. On CUDA the host tensors are pinned
+        and copied without blocking, so the copy overlaps with the model's work on earlier batches.
+        """
+        torch = self._torch
+        s = self.settings
+        longest = max(len(r) for r in rows)
+        width = max(longest, min(-(-longest // s.pad_multiple) * s.pad_multiple, s.max_input_tokens))
+        ids = torch.full((len(rows), width), self.tokenizer.pad_token_id, dtype=torch.long)
+        mask = torch.zeros((len(rows), width), dtype=torch.long)
+        left = self.tokenizer.padding_side == "left"
+        for r, row in enumerate(rows):
+            span = slice(width - len(row), width) if left else slice(0, len(row))
+            ids[r, span] = torch.tensor(row, dtype=torch.long)
+            mask[r, span] = 1
+        if device_type(self.device) == "cuda":
+            return {
+                "input_ids": ids.pin_memory().to(self.device, non_blocking=True),
+                "attention_mask": mask.pin_memory().to(self.device, non_blocking=True),
+            }
+        return {"input_ids": ids, "attention_mask": mask}
 
     def _run(self, batch: dict[str, Any], max_new: int, beams: int, scores: bool = False) -> Any:
         return self.net.generate(
@@ -277,14 +350,24 @@ class GenerativeHF(ABC):
         ratings: list[Rating | None] = [None] * len(prompts)
         unfinished: list[int] = []
         probs_of: dict[int, dict[str, float]] = {}
+        key = tuple(choices)
+        if key not in self._spellings:
+            self._spellings[key] = choice_token_ids(self.tokenizer, choices)
+        spellings = self._spellings[key]
         with torch.inference_mode():
             for idx, batch in self._batches(self._texts(prompts)):
                 out = self._run(batch, min(2, s.max_new_tokens), 1, scores=True)
                 new = self._new_tokens(out.sequences, batch["input_ids"].shape[1]).cpu()
-                first = torch.softmax(out.scores[0].float(), dim=-1).cpu()
+                # only the choices' columns of the first step's distribution leave the device
+                cols = sorted({t for ts in spellings.values() for t in ts if t < out.scores[0].shape[-1]})
+                first = torch.softmax(out.scores[0].float(), dim=-1)[:, cols].cpu().tolist()
+                where = {t: j for j, t in enumerate(cols)}
                 for row, i in enumerate(idx):
                     toks = new[row].tolist()
-                    probs_of[i] = choice_probabilities(first[row], self.tokenizer, choices)
+                    probs_of[i] = {
+                        c: max([0.0] + [first[row][where[t]] for t in ts if t in where])
+                        for c, ts in spellings.items()
+                    }
                     ended = any(t in self.eos for t in toks[:2])
                     if ended or s.max_new_tokens <= 2:
                         ratings[i] = Rating(self._decode(new[row]), probs_of[i])

@@ -17,6 +17,7 @@ from rubric.llm.base import Rating
 from rubric.llm.hf_common import (
     AUTO_BATCH,
     HFSettings,
+    device_type,
     load_pretrained,
     load_tokenizer,
     resolve_device,
@@ -41,7 +42,7 @@ class HFQuestionAnswering:
         self.settings = settings
         self.model = settings.model
         self.device = resolve_device(settings.device)
-        settings.batch_size = settings.batch_size or AUTO_BATCH[self.device]
+        settings.batch_size = settings.batch_size or AUTO_BATCH[device_type(self.device)]
         self.tokenizer = load_tokenizer(settings.model, "right")
         self.net = load_pretrained(
             AutoModelForQuestionAnswering, settings.model, dtype=resolve_dtype(settings.dtype, self.device)
