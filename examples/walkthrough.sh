@@ -66,12 +66,15 @@ for who in "$LLM" "$EMB_LLM"; do
         --min-relevant-judgment 2 -o "$OUT/agreement-$tag.tsv"
     wrote "$OUT/agreement-$tag.tsv"
 done
-rubric verify uncovered "$OUT/graded.jsonl.gz" --prompt-class "$RATE_Q" --llm "$LLM" \
+# The embedding grades vary with the passage, so its uncovered/spurious lists and grid say something;
+# the LLM's page shows its extracted answers on hover.
+rubric verify uncovered "$OUT/graded.jsonl.gz" --prompt-class "$RATE_Q" --llm "$EMB_LLM" \
     --min-judgment 2 --min-grade 4 -o "$OUT/uncovered.tsv"
-rubric verify spurious "$OUT/graded.jsonl.gz" --prompt-class "$RATE_Q" --llm "$LLM" \
+rubric verify spurious "$OUT/graded.jsonl.gz" --prompt-class "$RATE_Q" --llm "$EMB_LLM" \
     --max-judgment 0 --min-grade 4 -o "$OUT/spurious.tsv"
-rubric verify html "$OUT/graded.jsonl.gz" --prompt-class "$RATE_Q" --llm "$LLM" -o "$OUT/review.html"
-wrote "$OUT/uncovered.tsv" "$OUT/spurious.tsv" "$OUT/review.html (open it in a browser)"
+rubric verify html "$OUT/graded.jsonl.gz" --prompt-class "$RATE_Q" --llm "$EMB_LLM" -o "$OUT/review.html"
+rubric verify html "$OUT/graded.jsonl.gz" --prompt-class "$RATE_Q" --llm "$LLM" -o "$OUT/review-$LLM.html"
+wrote "$OUT/uncovered.tsv" "$OUT/spurious.tsv" "$OUT/review.html (open it in a browser)" "$OUT/review-$LLM.html"
 
 step "5. evaluate: Rubric-Qrels, leaderboards with trec_eval measures, Rubric-Cover, correlation"
 MEASURES=(-m ndcg_cut.10 -m P.5 -m map)

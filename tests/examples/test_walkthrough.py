@@ -38,7 +38,8 @@ def test_walkthrough_runs_every_phase_and_prints_the_leaderboard(cli, tmp_path, 
         capture_output=True, text=True, env=env, timeout=900,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-4000:]
-    for name in ("passages.jsonl.gz", "graded.jsonl.gz", "review.html", "leaderboard-human.tsv",
+    for name in ("passages.jsonl.gz", "graded.jsonl.gz", "review.html", "review-smollm2-135m.html",
+                 "leaderboard-human.tsv",
                  "leaderboard-smollm2-135m.tsv", "leaderboard-all-MiniLM-L6-v2.tsv",
                  "rubric-smollm2-135m.qrels", "correlation-all-MiniLM-L6-v2.tsv"):  # fmt: skip
         assert (out / name).stat().st_size > 0, name
