@@ -363,7 +363,7 @@ def exam_command(
         model,
         output,
         _options(device, dtype, batch_size, token_budget, max_input_tokens, max_new_tokens, num_beams)
-        | _api_options(backend, base_url, api_key_file, concurrency, rpm, max_retries, retry_base, timeout),
+        | _api_options(base_url, api_key_file, concurrency, rpm, max_retries, retry_base, timeout),
         fast,
         cache,
         no_cache,
@@ -428,7 +428,7 @@ def direct_command(
         model,
         output,
         _options(device, dtype, batch_size, token_budget, max_input_tokens, max_new_tokens, num_beams)
-        | _api_options(backend, base_url, api_key_file, concurrency, rpm, max_retries, retry_base, timeout),
+        | _api_options(base_url, api_key_file, concurrency, rpm, max_retries, retry_base, timeout),
         fast,
         cache,
         no_cache,
@@ -479,7 +479,6 @@ def _options(
 
 
 def _api_options(
-    backend: str,
     base_url: str | None,
     api_key_file: Path | None,
     concurrency: int,
@@ -488,9 +487,10 @@ def _api_options(
     retry_base: float,
     timeout: float,
 ) -> dict[str, Any]:
-    """Options of the openai backend (the grader keeps its own cache, so the backend gets none)."""
-    if backend != "openai":
-        return {}
+    """Options of the openai backend (the grader keeps its own cache, so the backend gets none).
+
+    Passed to every backend: by the registry's contract the local ones ignore what they do not know.
+    """
     return {
         "base_url": base_url,
         "api_key_file": api_key_file,
