@@ -43,7 +43,7 @@ def test_leaderboard_name_from_file_and_errors(cli, user_error, tiny, tmp_path):
     user_error(cli(*args, "-m", "map"), "run name 'alpha' is also the name of", "--name-from file")
     result = cli(*args, "-m", "map", "--name-from", "file")
     assert result.returncode == 0 and "\ntwin\tmap\t" in result.stdout
-    user_error(cli(*args[:-2], "-m", "nDCG@ten"), "-m: unknown measure 'nDCG@ten'")
+    user_error(cli(*args[:-2], "-m", "nDCG@ten"), "-m: nDCG@ten: the cutoff after @ must be a positive")
     user_error(cli(*args[:-2], "-m", "map", "-f", "xml"), "--format")
     bad = tmp_path / "bad.run"
     bad.write_text("q1 Q0 d1 1 1.0 r\nq1 Q0 d2 1\n")

@@ -1,12 +1,28 @@
-"""The measure registry: trec_eval and ir_measures-style names onto trec_eval requests.
+"""The measure registry: every name an IR researcher types, onto trec_eval or onto our own code.
 
-Users know measures by two spellings: trec_eval's (``ndcg_cut.10``, ``P.5,10``, ``map``,
-``recip_rank``, ``Rprec_mult.0.5``, ``utility.2,-1,0,0``, nicknames ``official`` / ``all_trec``)
-and ir_measures' (``nDCG@10``, ``P(rel=2)@20``, ``AP(rel=2)``, ``RR``, ``R@1000``). Both are
-parsed here into :class:`Measure` objects: the request string handed to trec_eval (through
-pytrec_eval), the output key it produces, the name trec_eval prints, and a per-measure
-relevance level (``rel=``) that overrides ``-l``. One module owns every name, so the CLI, the
-leaderboard, the correlation sweep and the significance tests accept exactly the same ones.
+Users know measures by three spellings, and all of them are accepted here:
+
+* trec_eval's requests: ``ndcg_cut.10``, ``P.5,10``, ``map``, ``recip_rank``,
+  ``Rprec_mult.0.5``, ``utility.2,-1,0,0``, nicknames ``official``, ``all_trec``, ``set``;
+* trec_eval's output names, as ``-m official`` prints them: ``P_10``, ``ndcg_cut_10``,
+  ``iprec_at_recall_0.00``, ``map_cut_100``;
+* ir_measures' names, parsed by ir_measures itself: ``nDCG@10``, ``P(rel=2)@20``, ``AP(rel=2)``,
+  ``RR(rel=2)@10`` (MS MARCO's MRR@10), ``MRR@10``, ``Judged@10``, ``ERR@10``, ``SetF(beta=0.5)``,
+  ``nDCG(judged_only=True)@10``, ``alpha_nDCG(alpha=0.5)@10``.
+
+Matching is exact first, then case-insensitive (``ndcg@10`` and ``NDCG@10`` are ``nDCG@10``); an
+unknown name gets the closest known names as a suggestion. One ``-m`` value may hold several
+names separated by commas or blanks (``-m "nDCG@10,P@5"``); the commas of trec_eval's parameter
+lists stay with their measure (``P.5,10``).
+
+Whatever trec_eval computes is computed by trec_eval (through pytrec_eval), so values stay exact
+to trec_eval 9.0.8; ir_measures names map onto trec_eval requests as ir_measures' own pytrec_eval
+provider maps them. What trec_eval lacks is computed here on trec_eval's ranking
+(:mod:`rubric.evaluate.ranked_measures`: RR with a cutoff, Judged, ERR; :mod:`rubric.evaluate.alpha_ndcg`).
+
+Every name and parameter is checked here, before any file is read: trec_eval aborts the whole
+process on a parameter it cannot read (``P.abc``) and silently scores 0 on others
+(``utility.x``), so nothing reaches it unchecked.
 """
 
 from __future__ import annotations
@@ -15,6 +31,7 @@ import difflib
 import re
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 from rubric.errors import UserError
 
@@ -33,15 +50,21 @@ TREC_EVAL_ORDER = (
 #: trec_eval measures that ignore the relevance level (``-l``): they use the raw grades.
 GRADED_MEASURES = ("ndcg", "ndcg_cut", "ndcg_rel", "Rndcg", "G", "binG", "utility")
 
+#: Measures computed in this package rather than by trec_eval (``Measure.request`` names them).
+OWN_MEASURES = frozenset({"RR", "Judged", "ERR", "alpha_nDCG"})
+
 
 @dataclass(frozen=True)
 class Measure:
     """One number per query and run.
 
-    ``request`` is what trec_eval is asked for (``P.20``), ``key`` what pytrec_eval returns
+    ``request`` is what trec_eval is asked for (``P.20``; for measures computed here the
+    family: ``RR``, ``Judged``, ``ERR``, ``alpha_nDCG``), ``key`` what pytrec_eval returns
     (``P_20``), ``name`` how we and trec_eval print it (``P_20``; ``utility_2,-1,0,0`` where
-    pytrec_eval drops the parameters from the key), ``label`` the spelling the user gave
-    (``P(rel=2)@20``), ``level`` a relevance level of its own (``rel=2``) or None for ``-l``.
+    pytrec_eval drops the parameters from the key; ``RR(rel=2)@10`` for ours), ``label`` the
+    spelling the user gave (``P(rel=2)@20``), ``level`` a relevance level of its own (``rel=2``)
+    or None for ``-l``. ``judged_only`` is a per-measure ``-J`` (None: the command's), ``gains``
+    ir_measures' ``gains=`` (grade -> gain, applied to the qrels before trec_eval).
     """
 
     name: str
@@ -49,17 +72,25 @@ class Measure:
     key: str
     label: str
     level: int | None = None
-    alpha: float | None = None  # alpha-nDCG (computed here, over per-item qrels), else None
-    cutoff: int = 0
+    alpha: float | None = None  # alpha-nDCG only
+    cutoff: int = 0  # measures computed here; 0 = the whole ranking
+    judged_only: bool | None = None
+    gains: tuple[tuple[int, int], ...] | None = None
 
     @property
     def needs_items(self) -> bool:
         """Computed by :mod:`rubric.evaluate.alpha_ndcg` over per-item qrels, not by trec_eval."""
-        return self.alpha is not None
+        return self.request == "alpha_nDCG"
+
+    @property
+    def by_trec_eval(self) -> bool:
+        return self.request not in OWN_MEASURES
 
     @property
     def aggregate(self) -> str:
         """How trec_eval combines the queries: ``sum``, ``gmean`` or ``mean``."""
+        if not self.by_trec_eval:
+            return "mean"
         if self.key in COUNT_MEASURES:
             return "sum"
         if self.key.startswith("gm_"):
@@ -68,7 +99,12 @@ class Measure:
 
     @property
     def is_count(self) -> bool:
-        return self.key in COUNT_MEASURES
+        return self.by_trec_eval and self.key in COUNT_MEASURES
+
+    @property
+    def identity(self) -> tuple:
+        """What makes two measures the same number (``nDCG@10`` is ``ndcg_cut.10``)."""
+        return (self.name, self.level, self.judged_only, self.gains, self.alpha)
 
 
 # --- trec_eval names ---------------------------------------------------------------------------
@@ -80,160 +116,367 @@ def _supported() -> tuple[frozenset[str], dict[str, set[str]]]:
     return frozenset(pytrec_eval.supported_measures), dict(pytrec_eval.supported_nicknames)
 
 
+_INT = r"[0-9]+"
+_FLOAT = r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)"
+
+#: How each trec_eval 9.0.8 measure reads its parameters (meas_init.c), with an example; the
+#: others take none. Checked here because trec_eval aborts on what it cannot read.
+_PARAMS: dict[str, tuple[str, str]] = {
+    **{m: ("cutoffs", f"{m}.10 or {m}.5,10") for m in ("P", "recall", "relative_P", "success")},
+    **{m: ("cutoffs", f"{m}.10 or {m}.10,100") for m in ("map_cut", "ndcg_cut")},
+    "iprec_at_recall": ("recall levels", "iprec_at_recall.0.1,0.5"),
+    "Rprec_mult": ("multiples", "Rprec_mult.0.5,2.0"),
+    "11pt_avg": ("recall levels", "11pt_avg.0.2,0.5,0.8"),
+    "set_F": ("beta", "set_F.0.5"),
+    "utility": ("coefficients", "utility.1,-1,0,0"),
+    **{m: ("gains", f"{m}.1=1,2=3") for m in ("ndcg", "ndcg_rel", "Rndcg", "G")},
+}
+
+
+def _check_params(base: str, params: str, text: str) -> None:
+    """Refuse parameters trec_eval would abort on or silently misread (exit 2 naming ``-m``)."""
+    kind, example = _PARAMS.get(base, ("", ""))
+    if not kind:
+        raise UserError(f"-m: {text}: {base} takes no parameters; write {base}")
+    values = params.split(",")
+    if kind == "cutoffs":  # trec_eval reads them with atol: 23.4 is 23 (its own test suite has it)
+        ok = all(re.fullmatch(r"[0-9]+(\.[0-9]*)?", v) and int(v.partition(".")[0]) > 0 for v in values)
+        values = [v.partition(".")[0] for v in values] if ok else values
+        what = "positive integer cutoffs"
+    elif kind == "gains":
+        ok = all(re.fullmatch(rf"{_INT}={_FLOAT}", v) for v in values)
+        what = "grade=gain pairs"
+    else:
+        ok = all(re.fullmatch(_FLOAT, v) for v in values)
+        if ok and kind == "recall levels":
+            ok = all(0 <= float(v) <= 1 for v in values)
+        elif ok and kind == "multiples":
+            ok = all(float(v) > 0 for v in values)
+        elif ok and kind == "beta":
+            ok = len(values) == 1 and float(values[0]) > 0
+        elif ok and kind == "coefficients":
+            ok = len(values) == 4
+        what = {
+            "recall levels": "recall levels between 0 and 1",
+            "multiples": "positive multiples of R",
+            "beta": "one positive beta",
+            "coefficients": "4 numbers a,b,c,d (gain per relevant retrieved, nonrelevant retrieved, "
+            "relevant missed, nonrelevant missed)",
+        }[kind]
+    if ok and kind in ("cutoffs", "recall levels", "multiples"):
+        ok = len({float(v) for v in values}) == len(values)
+        what += " without repeats"
+    if not ok:
+        raise UserError(f"-m: {text}: {base} takes {what}, e.g. {example}")
+
+
 @cache
 def _probe_keys(request: str) -> tuple[str, ...]:
-    """The output keys trec_eval produces for one request (asked on a one-document toy)."""
+    """The output keys trec_eval produces for one (checked) request, asked on a one-document toy."""
     from pytrec_eval import _RelevanceEvaluator
 
-    try:
-        evaluator = _RelevanceEvaluator(
-            query_relevance={"q": {"d": 1}},
-            measures={request},
-            relevance_level=1,
-            judged_docs_only_flag=False,
-        )
-        return tuple(evaluator.evaluate({"q": {"d": 1.0}})["q"])
-    except Exception:  # trec_eval rejects the parameters
-        return ()
+    evaluator = _RelevanceEvaluator(
+        query_relevance={"q": {"d": 1}},
+        measures={request},
+        relevance_level=1,
+        judged_docs_only_flag=False,
+    )
+    return tuple(evaluator.evaluate({"q": {"d": 1.0}})["q"])
 
 
-def _trec_eval_measures(text: str, label: str, level: int | None) -> list[Measure]:
+_PARAM_TEXT = re.compile(r"^[0-9.,=\-]+$")
+
+
+def trec_eval_request(text: str, ignore_case: bool = False) -> tuple[str, str] | None:
+    """The trec_eval request ``text`` names and ``text`` spelled in trec_eval's case, or None.
+
+    ``P.5,10`` asks for itself; an output name asks for the request behind it (``P_10`` ->
+    ``P.10``, ``ndcg_cut_10`` -> ``ndcg_cut.10``); ``ignore_case``: ``MAP`` is ``map``.
+    """
+    if "@" in text or "(" in text:
+        return None
     supported, nicknames = _supported()
-    if text in nicknames:
+    same = (lambda a, b: a.casefold() == b.casefold()) if ignore_case else str.__eq__
+    base, dot, params = text.partition(".")
+    found = next((n for n in sorted(supported | set(nicknames)) if same(n, base)), None)
+    if found is not None:
+        return found + dot + params, found + dot + params
+    # trec_eval's output names: base_params, the longest base that fits (map_cut_100, not map)
+    for b in sorted(_PARAMS, key=len, reverse=True):
+        head, sep, rest = text[: len(b)], text[len(b) : len(b) + 1], text[len(b) + 1 :]
+        if sep == "_" and same(head, b) and _PARAM_TEXT.match(rest):
+            return f"{b}.{rest}", f"{b}_{rest}"
+    return None
+
+
+def _trec_eval_measures(request: str, label: str, level: int | None) -> list[Measure]:
+    supported, nicknames = _supported()
+    if request in nicknames:
         out: list[Measure] = []
         order = {name: i for i, name in enumerate(TREC_EVAL_ORDER)}
-        for base in sorted(nicknames[text], key=lambda b: (order.get(b, len(order)), b)):
-            if base not in STRING_MEASURES:
+        for base in sorted(nicknames[request], key=lambda b: (order.get(b, len(order)), b)):
+            if base in supported and base not in STRING_MEASURES:
                 out.extend(_trec_eval_measures(base, base, level))
         return out
-    base, _, params = text.partition(".")
-    if base not in supported:
-        return []
+    base, _, params = request.partition(".")
     if base in STRING_MEASURES:
-        raise UserError(f"-m: {text} is not a number (trec_eval prints a string for it)")
-    keys = _probe_keys(text)
-    if not keys:
-        raise UserError(f"-m: trec_eval rejects the parameters of {text!r}")
+        raise UserError(f"-m: {label} is not a number (trec_eval prints a string for it)")
+    if params:
+        _check_params(base, params, label)
+    keys = _probe_keys(request)
     measures = []
     for key in keys:
         name = f"{base}_{params}" if params and key == base else key
         measures.append(
-            Measure(name=name, request=text, key=key, label=label if len(keys) == 1 else name, level=level)
+            Measure(name=name, request=request, key=key, label=label if len(keys) == 1 else name, level=level)
         )
     return measures
 
 
 # --- ir_measures names -------------------------------------------------------------------------
 
-_IR_MEASURES = re.compile(r"^(?P<name>[A-Za-z_]+)(?:\((?P<args>[^)]*)\))?(?:@(?P<cutoff>[0-9.]+))?$")
-
-#: ir_measures name -> (trec_eval base without cutoff, trec_eval base with a cutoff, takes rel=)
-IR_NAMES: dict[str, tuple[str | None, str | None, bool]] = {
-    "nDCG": ("ndcg", "ndcg_cut", False),
-    "P": (None, "P", True),
-    "R": (None, "recall", True),
-    "AP": ("map", "map_cut", True),
-    "RR": ("recip_rank", None, True),
-    "Rprec": ("Rprec", None, True),
-    "Bpref": ("bpref", None, True),
-    "infAP": ("infAP", None, True),
-    "Success": (None, "success", True),
-    "IPrec": (None, "iprec_at_recall", True),
-    "NumRet": ("num_ret", None, False),
-    "NumRel": ("num_rel", None, True),
-    "NumRelRet": ("num_rel_ret", None, True),
-    "NumQ": ("num_q", None, False),
-    "SetP": ("set_P", None, True),
-    "SetR": ("set_recall", None, True),
-    "SetF": ("set_F", None, True),
-    "SetAP": ("set_map", None, True),
+#: ir_measures measure -> trec_eval request without a cutoff, and the base taking the cutoff
+#: (as ir_measures' pytrec_eval provider maps them). None: trec_eval has no such variant.
+_TREC_EVAL_OF: dict[str, tuple[str | None, str | None]] = {
+    "P": (None, "P"),
+    "R": (None, "recall"),
+    "AP": ("map", "map_cut"),
+    "nDCG": ("ndcg", "ndcg_cut"),
+    "RR": ("recip_rank", None),
+    "Rprec": ("Rprec", None),
+    "Bpref": ("bpref", None),
+    "infAP": ("infAP", None),
+    "Success": (None, "success"),
+    "NumQ": ("num_q", None),
+    "NumRel": ("num_rel", None),
+    "NumRet": ("num_ret", None),
+    "SetAP": ("set_map", None),
+    "SetF": ("set_F", None),
+    "SetP": ("set_P", None),
+    "SetR": ("set_recall", None),
+    "IPrec": ("iprec_at_recall", None),
 }
 
+_NAME_PART = re.compile(r"^[^\s(@]+")
 
-def _alpha_ndcg(text: str, args: str | None, cutoff: str | None) -> list[Measure]:
-    alpha, level = 0.5, None
-    for arg in filter(None, (a.strip() for a in (args or "").split(","))):
-        key, _, value = (x.strip() for x in arg.partition("="))
-        try:
-            if key == "alpha" and 0 <= float(value) <= 1:
-                alpha = float(value)
-                continue
-            if key == "rel":
-                level = int(value)
-                continue
-        except ValueError:
-            pass
-        raise UserError(f"-m: {text}: parameters are alpha=A (0..1) and rel=N, got {arg!r}")
-    if cutoff is None or not cutoff.isdigit() or int(cutoff) < 1:
+
+@cache
+def _ir_registry() -> dict[str, Any]:
+    import ir_measures
+
+    return dict(ir_measures.measures.registry)
+
+
+def _ir_name(text: str, ignore_case: bool) -> str | None:
+    """The ir_measures registry name ``text`` starts with, in ir_measures' case (or None);
+    ignoring case, the measure's own name wins over an alias (``ndcg`` -> ``nDCG``, not ``NDCG``)."""
+    m = _NAME_PART.match(text)
+    if not m:
+        return None
+    registry = _ir_registry()
+    if m.group(0) in registry or not ignore_case:
+        return m.group(0) if m.group(0) in registry else None
+    same = [k for k in registry if k.casefold() == m.group(0).casefold()]
+    return min(same, key=lambda k: k != registry[k].NAME) if same else None
+
+
+def _computed_here(ir_name: str) -> bool:
+    return ir_name in _TREC_EVAL_OF or ir_name in OWN_MEASURES
+
+
+def _parse_ir(text: str, name: str) -> tuple[Any, dict[str, Any]]:
+    """ir_measures' typed measure for ``text`` and the parameters the user gave (not an alias's)."""
+    import ir_measures
+
+    spelled = name + text[len(name) :]
+    try:
+        measure = ir_measures.parse_measure(spelled)
+    except (ValueError, SyntaxError):
+        cutoff = text.partition("@")[2]
+        if cutoff and not re.fullmatch(r"[0-9]+(\.[0-9]+)?", cutoff):
+            raise UserError(
+                f"-m: {text}: the cutoff after @ must be a positive integer, e.g. {name}@10"
+            ) from None
+        raise UserError(
+            f"-m: {text}: cannot read it as an ir_measures name; write {name}(param=value,...)@cutoff, "
+            f"e.g. {name}(rel=2)@10"
+        ) from None
+    if not _computed_here(measure.NAME):
+        raise UserError(
+            f"-m: {text}: ir_measures computes {measure.NAME} with another tool (cwl_eval, pyndeval, "
+            "gdeval); here: trec_eval's measures and RR@k, Judged@k, ERR@k, alpha_nDCG@k"
+        )
+    preset = dict(_ir_registry()[name].params)  # MRR, SetRelP, NumRelRet: aliases with parameters
+    given = {k: v for k, v in measure.params.items() if k not in preset or preset[k] != v}
+    supported = measure.SUPPORTED_PARAMS
+    unknown = [k for k in measure.params if k not in supported]
+    if unknown:
+        hint = ""
+        if "rel" in unknown and measure.NAME in ("nDCG", "ERR"):
+            hint = (
+                f" ({measure.NAME} uses the graded labels as gains; -l and rel= do not change it, "
+                "as in trec_eval)"
+            )
+        raise UserError(f"-m: {text}: {measure.NAME} takes {_takes(measure)}; got {', '.join(unknown)}{hint}")
+    for key, info in supported.items():
+        if info.required and key not in measure.params:
+            example = f"{measure.NAME}@10" if key == "cutoff" else f"{measure.NAME}({key}=...)"
+            raise UserError(f"-m: {text}: {measure.NAME} needs a {key}, e.g. {example}")
+    try:
+        measure.validate_params()
+    except (AssertionError, ValueError, TypeError) as e:
+        raise UserError(f"-m: {text}: {e} ({measure.NAME} takes {_takes(measure)})") from None
+    cutoff = measure.params.get("cutoff")
+    if cutoff is not None and (not isinstance(cutoff, int) or isinstance(cutoff, bool) or cutoff < 1):
+        raise UserError(f"-m: {text}: the cutoff must be a positive integer, e.g. {measure.NAME}@10")
+    return measure, given
+
+
+def _takes(measure: Any) -> str:
+    return ", ".join("@cutoff" if k == "cutoff" else f"{k}=" for k in measure.SUPPORTED_PARAMS) or "nothing"
+
+
+def _from_ir(text: str, label: str, measure: Any, given: dict[str, Any]) -> list[Measure]:
+    """Our measures for one typed ir_measures measure: trec_eval's where it has one, else ours."""
+    name, params = measure.NAME, measure.params
+    level = given.get("rel")
+    judged_only = params.get("judged_only")
+    cutoff = params.get("cutoff")
+    if name in ("RR", "Judged", "ERR", "alpha_nDCG") and (name != "RR" or cutoff is not None):
+        if name == "alpha_nDCG":
+            return [_alpha_ndcg(text, label, measure, given)]
+        own = str(measure)
+        return [Measure(own, name, own, label, level, cutoff=cutoff or 0, judged_only=judged_only)]
+    plain, with_cutoff = _TREC_EVAL_OF[name]
+    if name == "nDCG" and params.get("dcg", "log2") != "log2":
+        raise UserError(f"-m: {text}: only trec_eval's nDCG (dcg='log2') is computed here")
+    if name == "IPrec":
+        request = f"iprec_at_recall.{params['recall']}"
+    elif name == "SetF" and "beta" in params:
+        request = f"set_F.{params['beta']}"
+    elif name == "SetP" and params.get("relative"):
+        request = "set_relative_P"
+    elif name == "NumRet" and "rel" in params:  # NumRelRet = NumRet(rel=1): relevant retrieved
+        request = "num_rel_ret"
+    elif cutoff is None:
+        assert plain is not None  # a required cutoff was checked by _parse_ir
+        request = plain
+    elif with_cutoff is None:
+        raise UserError(f"-m: {text}: {name} has no cutoff; use {name}")
+    else:
+        request = f"{with_cutoff}.{cutoff}"
+    gains = params.get("gains")
+    if gains and not all(_is_int(g) and _is_int(v) for g, v in gains.items()):
+        raise UserError(f"-m: {text}: gains map integer grades to integer gains, e.g. gains={{1:1,2:3}}")
+    gain_pairs = tuple(sorted(gains.items())) if gains else None
+    found = _trec_eval_measures(request, label, level)
+    return [
+        Measure(m.name, m.request, m.key, label if len(found) == 1 else m.label, level,
+                judged_only=judged_only, gains=gain_pairs)
+        for m in found
+    ]  # fmt: skip
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _alpha_ndcg(text: str, label: str, measure: Any, given: dict[str, Any]) -> Measure:
+    params = measure.params
+    alpha = float(params.get("alpha", 0.5))
+    if not 0 <= alpha <= 1:
+        raise UserError(f"-m: {text}: alpha must be between 0 and 1, e.g. alpha_nDCG(alpha=0.5)@10")
+    if params.get("judged_only"):
+        raise UserError(f"-m: {text}: judged_only is not supported for alpha_nDCG")
+    cutoff = params.get("cutoff")
+    if cutoff is None:
         raise UserError(f"-m: {text} needs an integer cutoff, e.g. alpha_nDCG@10")
     name = f"alpha_ndcg_cut_{cutoff}"
-    return [Measure(name, "alpha_nDCG", name, text, level, alpha=alpha, cutoff=int(cutoff))]
-
-
-def _ir_measures(text: str) -> list[Measure] | None:
-    m = _IR_MEASURES.match(text)
-    if m and m["name"] == "alpha_nDCG":
-        return _alpha_ndcg(text, m["args"], m["cutoff"])
-    if not m or m["name"] not in IR_NAMES:
-        return None
-    plain, cut_base, takes_rel = IR_NAMES[m["name"]]
-    level = None
-    for arg in filter(None, (a.strip() for a in (m["args"] or "").split(","))):
-        key, _, value = arg.partition("=")
-        if key.strip() != "rel" or not value.strip().lstrip("-").isdigit():
-            raise UserError(f"-m: {text}: the only parameter is rel=N (an integer), got {arg!r}")
-        if not takes_rel:
-            raise UserError(
-                f"-m: {text}: {m['name']} uses the graded relevance values and takes no rel= "
-                "(as in trec_eval, where -l does not change nDCG)"
-            )
-        level = int(value)
-    cutoff = m["cutoff"]
-    if cutoff is None and plain is None:
-        raise UserError(f"-m: {text} needs a cutoff, e.g. {m['name']}@10")
-    if cutoff is not None and cut_base is None:
-        raise UserError(f"-m: {text}: trec_eval has no cutoff for {m['name']}; use {m['name']}")
-    request = plain if cutoff is None else f"{cut_base}.{cutoff}"
-    found = _trec_eval_measures(request, text, level)
-    return [Measure(x.name, x.request, x.key, text, level) for x in found] if len(found) == 1 else found
+    return Measure(name, "alpha_nDCG", name, label, given.get("rel"), alpha=alpha, cutoff=cutoff)
 
 
 # --- public ------------------------------------------------------------------------------------
 
 
 def known_names() -> list[str]:
+    """Every measure name accepted (trec_eval's, and ir_measures' that are computed here)."""
     supported, nicknames = _supported()
-    ir_names = [f"{n}@10" if plain is None else n for n, (plain, _, _) in IR_NAMES.items()] + [
-        "alpha_nDCG@10"
-    ]
-    return sorted(supported | set(nicknames)) + ir_names
+    ir_names = {n for n, m in _ir_registry().items() if n.isascii() and _computed_here(m.NAME)}
+    return sorted(supported | set(nicknames) | ir_names)
+
+
+def _suggest(text: str) -> str:
+    """``; did you mean X, Y?`` from the names closest to ``text``, its parameters kept
+    (``nDGC@10`` -> ``nDCG@10``, ``ndgc_cut.10`` -> ``ndcg_cut.10``, ``ndgc_cut_10`` -> ``ndcg_cut_10``)."""
+    output_name = re.match(r"^(.+?)(_[0-9.,=\-]+)$", text)
+    head = output_name if output_name else re.match(r"^[^\s(@.=]+", text)
+    base = head.group(1) if output_name else (head.group(0) if head else text)
+    tail = text[len(base) :]
+    supported, nicknames = _supported()
+    computed = [n for n, m in _ir_registry().items() if n.isascii() and _computed_here(m.NAME)]
+    if tail.startswith(("@", "(")):  # ir_measures syntax: its names only
+        names = [_ir_registry()[n].NAME for n in computed] + computed
+    else:
+        names = [n for n in supported if not output_name or n in _PARAMS] + computed
+        names += [] if tail else list(nicknames)
+    candidates: dict[str, str] = {}
+    for n in names:
+        candidates.setdefault(n.casefold(), n)
+    close = difflib.get_close_matches(base.casefold(), list(candidates), n=3, cutoff=0.6)
+    return f"; did you mean {', '.join(candidates[c] + tail for c in close)}?" if close else ""
 
 
 def parse_measure(text: str) -> list[Measure]:
-    """Measures named by one ``-m`` value (several for ``P.5,10`` or ``official``)."""
+    """Measures named by one name (several for ``P.5,10`` or ``official``)."""
     text = text.strip()
-    found = _ir_measures(text)
-    if found is None:
-        found = _trec_eval_measures(text, text, None)
-    if not found:
-        close = difflib.get_close_matches(text, known_names(), n=5, cutoff=0.5)
-        hint = f"; did you mean {', '.join(close)}?" if close else ""
+    trec_eval = trec_eval_request(text)
+    name = _ir_name(text, ignore_case=False)
+    if trec_eval is None and name is None:  # exact spellings first, then in any case
+        trec_eval = trec_eval_request(text, ignore_case=True)
+        name = _ir_name(text, ignore_case=True)
+    if trec_eval is not None:
+        request, spelled = trec_eval
+        return _trec_eval_measures(request, spelled, None)
+    if name is None:
         raise UserError(
-            f"-m: unknown measure {text!r}{hint} (trec_eval names like ndcg_cut.10, P.20, map, "
-            "recip_rank, or ir_measures names like nDCG@10, P(rel=2)@20, AP(rel=2), RR)"
+            f"-m: unknown measure {text!r}{_suggest(text)} (trec_eval names like ndcg_cut.10, P_10, map, "
+            "recip_rank, or ir_measures names like nDCG@10, P(rel=2)@20, RR(rel=2)@10, Judged@10)"
         )
-    return found
+    measure, given = _parse_ir(text, name)
+    label = name + text[len(name) :]  # the user's spelling, the measure's name in its own case
+    return _from_ir(text, label, measure, given)
 
 
-def parse_measures(texts: list[str]) -> list[Measure]:
+def split_names(text: str) -> list[str]:
+    """The names in one ``-m`` value: separated by commas or blanks outside brackets, except that
+    trec_eval's parameter lists keep their commas (``P.5,10``, ``utility.2,-1,0,0``)."""
+    parts: list[str] = []
+    current, depth, after_comma = "", 0, False
+    for ch in text + " ":
+        depth += (ch in "([{") - (ch in ")]}")
+        if depth > 0 or ch not in ", \t\n":
+            current += ch
+            continue
+        if current:
+            continues = after_comma and parts and re.fullmatch(r"-?[0-9.]+(=-?[0-9.]+)?", current)
+            if continues and "@" not in parts[-1] and ")" not in parts[-1]:
+                parts[-1] += "," + current
+            else:
+                parts.append(current)
+            current = ""
+        after_comma = ch == ","
+    return parts
+
+
+def parse_measures(texts: list[str] | str) -> list[Measure]:
     """All measures of several ``-m`` values, first occurrence kept, in the order given."""
-    seen: dict[tuple[str, int | None], Measure] = {}
-    for text in texts:
-        for part in _split_list(text):
+    seen: dict[tuple, Measure] = {}
+    for text in [texts] if isinstance(texts, str) else texts:
+        for part in split_names(text):
             if part == "runid":  # a line trec_eval prints, not a number: see wants_runid()
                 continue
             for m in parse_measure(part):
-                seen.setdefault((m.name, m.level), m)
+                seen.setdefault(m.identity, m)
     if not seen:
         raise UserError("-m: give at least one measure")
     return list(seen.values())
@@ -242,10 +485,5 @@ def parse_measures(texts: list[str]) -> list[Measure]:
 def wants_runid(texts: list[str]) -> bool:
     """Whether trec_eval would print the ``runid`` line for these ``-m`` values."""
     _, nicknames = _supported()
-    parts = [p for t in texts for p in _split_list(t)]
+    parts = [p for t in texts for p in split_names(t)]
     return any(p == "runid" or "runid" in nicknames.get(p, ()) for p in parts)
-
-
-def _split_list(text: str) -> list[str]:
-    """``-m "map nDCG@10"`` names two measures; commas stay (they separate trec_eval parameters)."""
-    return [t for t in text.split() if t]

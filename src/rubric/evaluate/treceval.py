@@ -21,6 +21,7 @@ from rubric.data.trec import Qrels, RunScores
 from rubric.errors import UserError
 from rubric.evaluate.alpha_ndcg import ItemQrels, alpha_ndcg
 from rubric.evaluate.measures import Measure
+from rubric.evaluate.ranked_measures import evaluate_ranked
 
 GM_FLOOR = 1e-5  # trec_eval's MIN_GEO_MEAN
 _NUMERIC_PARAMS = re.compile(r"^[0-9.]+(,[0-9.]+)*$")
@@ -82,16 +83,21 @@ class Evaluator:
         self.items = items
         if items is None and any(m.needs_items for m in measures):
             raise UserError("-m: alpha_nDCG needs per-item qrels (`rubric evaluate qrels --per-item`)")
+        self.judged_only = judged_only
         # trec_eval takes one parameter list per measure: P.5 and P.10 are asked as P.10,5 (as
         # pytrec_eval's wrapper does); a base asked twice otherwise (ndcg and ndcg.1=3) goes to
-        # a second evaluator.
-        groups: list[tuple[int, dict[str, list[str] | None], list[Measure]]] = []  # level, base->params
-        for m in (m for m in measures if not m.needs_items):
-            lvl = level if m.level is None else m.level
+        # a second evaluator. Measures with a level, -J or gains of their own get their own.
+        groups: list[tuple[tuple, dict[str, list[str] | None], list[Measure]]] = []  # setting, base->params
+        for m in (m for m in measures if m.by_trec_eval):
+            setting = (
+                level if m.level is None else m.level,
+                judged_only if m.judged_only is None else m.judged_only,
+                m.gains,
+            )
             base, _, params = m.request.partition(".")
             numeric = _NUMERIC_PARAMS.match(params) if params else None
-            for g_level, bases, members in groups:
-                if g_level != lvl:
+            for g_setting, bases, members in groups:
+                if g_setting != setting:
                     continue
                 if base not in bases:
                     bases[base] = params.split(",") if numeric else None
@@ -102,18 +108,23 @@ class Evaluator:
                 members.append(m)
                 break
             else:
-                groups.append((lvl, {base: params.split(",") if numeric else None}, [m]))
+                groups.append((setting, {base: params.split(",") if numeric else None}, [m]))
         self._groups = []
-        for lvl, bases, members in groups:
+        for (lvl, judged, gains), bases, members in groups:
             requests = {m.request for m in members if bases.get(m.request.partition(".")[0]) is None}
             requests |= {f"{b}.{','.join(ps)}" for b, ps in bases.items() if ps is not None}
+            qrels_here = self.qrels
+            if gains is not None:  # ir_measures' nDCG(gains={grade: gain}): the qrels mapped first
+                gain = dict(gains)
+                qrels_here = {q: {d: gain.get(r, r) for d, r in ds.items()} for q, ds in self.qrels.items()}
             evaluator = _RelevanceEvaluator(
-                query_relevance=self.qrels,
+                query_relevance=qrels_here,
                 measures=requests,
                 relevance_level=lvl,
-                judged_docs_only_flag=judged_only,
+                judged_docs_only_flag=judged,
             )
             self._groups.append((evaluator, members))
+        self._ranked = [m for m in measures if not m.by_trec_eval and not m.needs_items]
 
     def queries_for(self, run: RunScores) -> list[str]:
         """The queries trec_eval averages over, in its order (sorted by query id)."""
@@ -136,6 +147,10 @@ class Evaluator:
                         v = 0.0
                     column[q] = math.exp(v) if m.aggregate == "gmean" else v
                 result.values[m] = column
+        if self._ranked:
+            result.values.update(
+                evaluate_ranked(self._ranked, self.qrels, scores, queries, self.level, self.judged_only)
+            )
         for m in (m for m in self.measures if m.needs_items):
             assert self.items is not None and m.alpha is not None
             lvl = self.level if m.level is None else m.level
