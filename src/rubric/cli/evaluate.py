@@ -11,6 +11,7 @@ from pathlib import Path
 import typer
 
 from rubric.cli.common import info, phase_app
+from rubric.cli.query_options import QUERIES, QUERY, note_absent, selection
 from rubric.cli.rag_nuggets import nuggets_command
 
 app = phase_app("Turn grades into system scores: qrels, leaderboards, Cover, correlation, significance.")
@@ -49,10 +50,18 @@ def _check_choice(option: str, value: str, choices: tuple[str, ...]) -> None:
         raise UserError(f"{option}: expected one of {', '.join(choices)}, got {value!r}")
 
 
-def _read_passages(path: Path):
-    from rubric.data.jsonl import read_passages
+def _notes(notes: list[str]) -> None:
+    for note in notes:
+        info(note)
 
-    return list(read_passages(path))
+
+MEASURE_HELP = (
+    "Measure (repeatable; several in one value with commas: -m 'nDCG@10,P@5'), in any case: "
+    "trec_eval names (ndcg_cut.10, P.5,10, map, recip_rank, Rprec, recall.1000, bpref, official, "
+    "all_trec, ...) and the names trec_eval prints (P_10, ndcg_cut_10); ir_measures names "
+    "(nDCG@10, P(rel=2)@20, AP(rel=2), R@1000, RR(rel=2)@10 = MS MARCO MRR@10, Judged@10, ERR@20, "
+    "nDCG(judged_only=True)@10); alpha_nDCG@k over per-item qrels (--per-item)."
+)
 
 
 @app.command("qrels")
@@ -73,6 +82,8 @@ def qrels_command(
     per_item: bool = typer.Option(
         False, "--per-item", help="One line per (passage, item), item id in column 2 (intent-aware qrels)."
     ),
+    query: list[str] = QUERY,
+    queries: Path | None = QUERIES,
 ) -> None:
     """Rubric-Qrels / EXAM-Qrels: one relevance label per graded passage.
 
@@ -90,8 +101,9 @@ def qrels_command(
     if prompt_type is not None:
         _check_choice("--prompt-type", prompt_type, ("question", "nugget", "direct"))
     rule = LabelRule.parse(label, min_grade)
-    queries = _read_passages(graded)
-    result = build_qrels(queries, GradeFilter(prompt_class, llm, prompt_type), rule, per_item, str(graded))
+    chosen = selection(query, queries)
+    result = build_qrels(graded, GradeFilter(prompt_class, llm, prompt_type), rule, per_item, queries=chosen)
+    note_absent(result.absent, str(graded), "selected")
     write_qrels(output, result.rows)
     info(
         f"wrote {output}: {len(result.rows)} lines from {result.passages - result.ungraded} graded passages "
@@ -108,13 +120,7 @@ def leaderboard_command(
     ),
     qrels: Path = typer.Option(..., "--qrels", help="Qrels file (TREC format, plain or .gz)."),
     measures: list[str] = typer.Option(
-        ...,
-        "--measure",
-        "-m",
-        help="Measure (repeatable): trec_eval names (ndcg_cut.10, P.5,10, map, recip_rank, Rprec, "
-        "recall.1000, bpref, official, all_trec, ...) or ir_measures names (nDCG@10, P(rel=2)@20, "
-        "AP(rel=2), RR, R@1000), or alpha_nDCG@k over per-item qrels (--per-item). The first one "
-        "orders the leaderboard.",
+        ..., "--measure", "-m", help=MEASURE_HELP + " The first one orders the leaderboard."
     ),
     level: int = typer.Option(1, "--level", "-l", help="trec_eval -l: grades >= this are relevant."),
     complete: bool = typer.Option(
@@ -137,6 +143,8 @@ def leaderboard_command(
     name_from: str = typer.Option("tag", "--name-from", help="Run name: 'tag' (column 6) or 'file'."),
     digits: int = typer.Option(4, "--digits", help="Decimals in tsv (trec_eval prints 4)."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
+    query: list[str] = QUERY,
+    queries: Path | None = QUERIES,
 ) -> None:
     """Score runs against qrels, exactly as trec_eval 9.0.8 does.
 
@@ -146,22 +154,23 @@ def leaderboard_command(
     Example: rubric evaluate leaderboard --qrels rubric.qrels --run runs/ -m nDCG@10 -m "AP(rel=2)"
     """
     from rubric.data.trec import expand_paths
-    from rubric.evaluate.leaderboards import evaluate_runs, report_from
-    from rubric.evaluate.measures import wants_runid
+    from rubric.evaluate.leaderboards import evaluate, report_from
+    from rubric.evaluate.measures import parse_measures, wants_runid
     from rubric.evaluate.treceval import trec_eval_lines
 
     _check_choice("--format", fmt, ("tsv", "json", "latex", "trec_eval"))
     _check_choice("--name-from", name_from, ("tag", "file"))
-    results = evaluate_runs(
-        qrels, expand_paths(runs), measures, level, complete, judged_only, name_from=name_from
-    )
+    ms = parse_measures(measures)  # before any file is read
+    chosen = selection(query, queries)
+    done = evaluate(qrels, expand_paths(runs), ms, level, complete, judged_only, name_from, chosen)
     if fmt == "trec_eval":
         runid = wants_runid(measures)
-        text = "".join(line + "\n" for r in results for line in trec_eval_lines(r, per_query, runid))
+        text = "".join(line + "\n" for r in done.results for line in trec_eval_lines(r, per_query, runid))
     else:
-        text = report_from(results).render(fmt, digits, per_query)
+        text = report_from(done.results).render(fmt, digits, per_query)
     _emit(text, output)
-    info(f"scored {len(results)} runs")
+    _notes(done.notes)
+    info(f"scored {len(done.results)} runs")
 
 
 @app.command("cover")
@@ -179,40 +188,51 @@ def cover_command(
     bank: Path | None = typer.Option(
         None,
         "--bank",
-        help="Test bank: its queries are the queries and its items the denominator. Without it: the "
-        "file's queries and the items found in their grades.",
+        help="Test bank: its items are the denominator, and only its queries count. Without it: the "
+        "items found in the grades of each query.",
+    ),
+    complete: bool = typer.Option(
+        False,
+        "--complete",
+        "-c",
+        help="Like trec_eval -c: average over all of the bank's queries (a query the passages file "
+        "lacks counts 0), not only the queries evaluated.",
     ),
     prompt_class: str | None = _prompt_class_option(),
     llm: str | None = _llm_option(),
     prompt_type: str | None = _prompt_type_option(),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, json or latex."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
+    query: list[str] = QUERY,
+    queries: Path | None = QUERIES,
 ) -> None:
     """Rubric-Cover@k per run: share of a query's items answered by the run's first k passages.
 
-    Runs come from the rankings stored in the passages file. Every run is averaged over all
-    queries (of the bank, or of the file): a query where a run has no passage counts as 0.
+    Runs come from the rankings stored in the passages file. Every run is averaged over the
+    queries evaluated (the file's, those in the bank when one is given; with -c all of the
+    bank's): a query where a run has no passage counts as 0. Bank queries the file lacks are
+    listed on stderr.
 
     Example: rubric evaluate cover graded.jsonl.gz -k 20 --min-grade 4 --bank questions.jsonl.gz
     """
-    from rubric.data.jsonl import read_bank
     from rubric.data.select import GradeFilter
     from rubric.evaluate.coverage import cover
 
     _check_choice("--format", fmt, ("tsv", "json", "latex"))
     if prompt_type is not None:
         _check_choice("--prompt-type", prompt_type, ("question", "nugget"))
-    banks = list(read_bank(bank)) if bank else None
     report = cover(
-        _read_passages(graded),
+        graded,
         k,
         min_grade,
         GradeFilter(prompt_class, llm, prompt_type),
-        banks,
+        bank,
         normalized,
-        str(graded),
+        complete=complete,
+        queries=selection(query, queries),
     )
     _emit(report.render(fmt), output)
+    _notes(report.notes)
 
 
 @app.command("correlate")
@@ -245,51 +265,67 @@ def correlate_command(
     measures: list[str] = typer.Option(None, "-m", "--metric", help="--sweep: measures (repeatable)."),
     levels: list[int] = typer.Option(None, "--level", "-l", help="--sweep: relevance levels (default 1)."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
+    query: list[str] = typer.Option(None, "--query", help="--sweep: only this query id (repeatable)."),
+    queries: Path | None = typer.Option(
+        None, "--queries", help="--sweep: only the queries of this file (as for `leaderboard`)."
+    ),
 ) -> None:
     """Spearman and Kendall tau-b between our ranking of runs and the official one.
 
     Ties get average ranks (scipy). Runs on one side only are listed and left out; fewer than 3
     common runs is an error. --sweep writes `method, min_rating, trec_eval_metric, spearman,
-    kendall` for every qrels file x level x measure, like the original tool's correlation tables.
+    kendall` for every qrels file x level x measure, like the original tool's correlation tables;
+    a `nan` cell (every run scores the same, e.g. no passage is graded >= the level) is explained
+    on stderr.
 
     Example: rubric evaluate correlate --sweep --qrels phase3-qrels/ --run runs/ --official
     official.json -m ndcg_cut.10 -m map -l 1 -l 4
     """
     from rubric.data.trec import expand_paths
     from rubric.errors import UserError
-    from rubric.evaluate.correlation import correlate, read_official, read_scores, sweep_tsv
+    from rubric.evaluate.correlation import correlate, read_official, sweep_tsv
     from rubric.evaluate.correlation import sweep as run_sweep
+    from rubric.evaluate.measures import parse_measures
 
     rounding = None if digits < 0 else digits
-    off = read_official(official, official_measure or measure)
     if sweep:
         if leaderboard is not None:
             raise UserError("--leaderboard: not used with --sweep (it evaluates --run against --qrels)")
         for opt, val in (("--qrels", qrels), ("--run", runs), ("-m", measures)):
             if not val:
                 raise UserError(f"{opt}: --sweep needs it")
-        rows, first = run_sweep(
-            expand_paths(qrels), expand_paths(runs), off, measures, levels or [1], rounding
+        ms = parse_measures(measures)  # before any file is read
+        chosen = selection(query, queries)
+        off = read_official(official, official_measure or measure)
+        result = run_sweep(
+            expand_paths(qrels), expand_paths(runs), off, ms, levels or [1], rounding, queries=chosen
         )
-        if first.only_ours:
+        if result.only_ours:
             info(
-                f"left out {len(first.only_ours)} runs not on the official leaderboard: "
-                + ", ".join(first.only_ours)
+                f"left out {len(result.only_ours)} runs not on the official leaderboard: "
+                + ", ".join(result.only_ours)
             )
-        if first.only_official:
-            info(f"official runs without a run file: {', '.join(first.only_official)}")
-        _emit(sweep_tsv(rows), output)
+        if result.only_official:
+            info(f"official runs without a run file: {', '.join(result.only_official)}")
+        _emit(sweep_tsv(result.rows), output)
+        _notes(result.notes)
         return
     if leaderboard is None:
         raise UserError("--leaderboard: give our leaderboard TSV (or use --sweep)")
-    for opt, val in (("--qrels", qrels), ("--run", runs), ("-m", measures), ("--level", levels)):
+    for opt, val in (
+        ("--qrels", qrels), ("--run", runs), ("-m", measures), ("--level", levels), ("--query", query),
+        ("--queries", queries),
+    ):  # fmt: skip
         if val:
             raise UserError(f"{opt}: only used with --sweep")
-    result = correlate(read_scores(leaderboard, measure), off, rounding)
+    off = read_official(official, official_measure or measure)
+    result = correlate(leaderboard, off, rounding, measure=measure)
     if result.only_ours:
         info(f"left out runs not on the official leaderboard: {', '.join(result.only_ours)}")
     if result.only_official:
         info(f"left out official runs missing from {leaderboard}: {', '.join(result.only_official)}")
+    if result.tied:
+        info(f"every run of {leaderboard} has the same score: the correlation is undefined (nan)")
     _emit(f"runs\tspearman\tkendall\n{result.n}\t{result.spearman:.3f}\t{result.kendall:.3f}\n", output)
 
 
@@ -297,7 +333,9 @@ def correlate_command(
 def compare_command(
     runs: list[Path] = typer.Option(..., "--run", "-r", help="Run files or directories (at least two runs)."),
     qrels: Path = typer.Option(..., "--qrels", help="Qrels file (TREC format)."),
-    measures: list[str] = typer.Option(..., "--measure", "-m", help="Measure(s), as in `leaderboard`."),
+    measures: list[str] = typer.Option(
+        ..., "--measure", "-m", help="Measure(s), as in `leaderboard` (repeatable, or comma-separated)."
+    ),
     test: str = typer.Option("t", "--test", help="t (paired t-test), randomization or bootstrap."),
     correction: str = typer.Option(
         "holm", "--correction", help="holm, bonferroni or none, over all pairs and measures."
@@ -317,6 +355,8 @@ def compare_command(
     alpha: float = typer.Option(0.05, "--alpha", help="Significance level for the 'significant' column."),
     name_from: str = typer.Option("tag", "--name-from", help="Run name: 'tag' (column 6) or 'file'."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
+    query: list[str] = QUERY,
+    queries: Path | None = QUERIES,
 ) -> None:
     """Paired significance tests between runs on per-query scores, with effect sizes.
 
@@ -327,13 +367,19 @@ def compare_command(
     --test randomization
     """
     from rubric.data.trec import expand_paths
-    from rubric.evaluate.leaderboards import evaluate_runs
+    from rubric.evaluate.leaderboards import evaluate
+    from rubric.evaluate.measures import parse_measures
     from rubric.evaluate.significance import CORRECTIONS, TESTS, adjust, compare, comparisons_tsv
 
     _check_choice("--test", test, TESTS)
     _check_choice("--correction", correction, CORRECTIONS)
     _check_choice("--name-from", name_from, ("tag", "file"))
-    results = evaluate_runs(qrels, expand_paths(runs), measures, level, complete, name_from=name_from)
+    ms = parse_measures(measures)  # before any file is read
+    done = evaluate(
+        qrels, expand_paths(runs), ms, level, complete, name_from=name_from, queries=selection(query, queries)
+    )
+    _notes(done.notes)
+    results = done.results
     rows = []
     for m in results[0].values if results else []:
         per_query = {r.run: r.values[m] for r in results}

@@ -13,6 +13,7 @@ import typer
 
 from rubric.cli import llm_options as lo
 from rubric.cli.common import info
+from rubric.cli.query_options import QUERIES, QUERY, note_absent, selection
 from rubric.errors import UserError
 
 
@@ -98,6 +99,8 @@ def nuggets_command(
         None, "--output", "-o", help="Also write the per-(run, query) scores here (TSV)."
     ),
     fmt: str = typer.Option("tsv", "--format", help="Leaderboard format on stdout: tsv or json."),
+    query: list[str] = QUERY,
+    queries: Path | None = QUERIES,
 ) -> None:
     """Nugget scores per run: V_strict, V_partial, A_strict, A_partial (mean over queries, stderr).
 
@@ -111,7 +114,10 @@ def nuggets_command(
 
     if fmt not in ("tsv", "json"):
         raise UserError(f"--format: expected tsv or json, got {fmt!r}")
-    rows, runs = aggregate(read_assigned(assigned))
+    chosen = selection(query, queries)
+    scored = read_assigned(assigned)
+    note_absent(chosen.check_present([s.query_id for s in scored], str(assigned)), str(assigned), "selected")
+    rows, runs = aggregate(list(chosen.select(scored, lambda s: s.query_id)))
 
     def num(v: float | None) -> str:
         return "" if v is None else f"{v:.4f}"

@@ -15,13 +15,16 @@ from __future__ import annotations
 import csv
 import json
 import warnings
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rubric.data.files import atomic_write, read_text
-from rubric.data.trec import Run, read_qrels, read_runs
+from rubric.data.query_selection import QuerySelection
+from rubric.data.trec import Qrels, Run, read_qrels, read_runs
 from rubric.errors import UserError
 from rubric.evaluate.measures import parse_measures
+from rubric.evaluate.report import Report
 from rubric.evaluate.treceval import Evaluator
 
 
@@ -40,6 +43,10 @@ class Official:
         return list(rankdata(vals if self.are_ranks else [-v for v in vals], method="average"))
 
 
+OfficialLike = Official | Mapping[str, float] | str | Path
+ScoresLike = Mapping[str, float] | Report | str | Path
+
+
 @dataclass
 class Correlation:
     spearman: float
@@ -47,6 +54,7 @@ class Correlation:
     runs: list[str]
     only_ours: list[str] = field(default_factory=list)
     only_official: list[str] = field(default_factory=list)
+    tied: bool = False  # every run has the same (rounded) score: the correlation is undefined (nan)
 
     @property
     def n(self) -> int:
@@ -127,27 +135,61 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def correlate(ours: dict[str, float], official: Official, digits: int | None = 4) -> Correlation:
-    """Spearman and Kendall tau-b between our ranking (scores rounded to ``digits``) and the official."""
+def as_official(official: OfficialLike, measure: str | None = None) -> Official:
+    """An official leaderboard from an :class:`Official`, a ``{"run": rank}`` dict (the official
+    JSON's form) or a file (:func:`read_official`)."""
+    if isinstance(official, Official):
+        return official
+    if isinstance(official, Mapping):
+        return Official({str(k): float(v) for k, v in official.items()}, are_ranks=True)
+    return read_official(official, measure)
+
+
+def as_scores(ours: ScoresLike, measure: str | None = None) -> dict[str, float]:
+    """Our scores per run from a dict, a :class:`Report` or a leaderboard TSV (``measure``: which
+    one; default the first)."""
+    if isinstance(ours, Report):
+        return ours.values(measure)
+    if isinstance(ours, Mapping):
+        return {str(k): float(v) for k, v in ours.items()}
+    return read_scores(ours, measure)
+
+
+def correlate(
+    ours: ScoresLike,
+    official: OfficialLike,
+    digits: int | None = 4,
+    measure: str | None = None,
+    official_measure: str | None = None,
+) -> Correlation:
+    """Spearman and Kendall tau-b between our ranking (scores rounded to ``digits``) and the official.
+
+    ``ours``: ``{run: score}``, a :class:`Report` or our leaderboard TSV (``measure`` picks the
+    measure; default the first). ``official``: ``{run: rank}`` (as the official JSON), a JSON or
+    TSV file (``official_measure``: its score column; default ``measure``), or an
+    :class:`Official`. The defaults are the CLI's (4 decimals, as trec_eval prints them).
+    """
     from scipy.stats import kendalltau, rankdata, spearmanr
 
-    runs = sorted(set(ours) & set(official.values))
-    only_ours = sorted(set(ours) - set(official.values))
-    only_official = sorted(set(official.values) - set(ours))
+    scores_of = as_scores(ours, measure)
+    off = as_official(official, official_measure or measure)
+    runs = sorted(set(scores_of) & set(off.values))
+    only_ours = sorted(set(scores_of) - set(off.values))
+    only_official = sorted(set(off.values) - set(scores_of))
     if len(runs) < 3:
         raise UserError(
-            f"{official.source}: only {len(runs)} runs are on both leaderboards (need 3); "
+            f"{off.source}: only {len(runs)} runs are on both leaderboards (need 3); "
             f"ours only: {', '.join(only_ours[:10]) or '-'}; "
             f"official only: {', '.join(only_official[:10]) or '-'}"
         )
-    scores = [ours[r] if digits is None else float(f"{ours[r]:.{digits}f}") for r in runs]
+    scores = [scores_of[r] if digits is None else float(f"{scores_of[r]:.{digits}f}") for r in runs]
     predicted = rankdata([-s for s in scores], method="average")
-    truth = official.ranks(runs)
+    truth = off.ranks(runs)
     with warnings.catch_warnings():  # all runs tied: NaN, as the original tool reports it
         warnings.simplefilter("ignore")
         rho = float(spearmanr(predicted, truth).statistic)
         tau = float(kendalltau(predicted, truth).statistic)
-    return Correlation(rho, tau, runs, only_ours, only_official)
+    return Correlation(rho, tau, runs, only_ours, only_official, tied=len(set(scores)) == 1)
 
 
 # --- the sweep ---------------------------------------------------------------------------------
@@ -190,25 +232,42 @@ class SweepRow:
     kendall: float
 
 
+@dataclass
+class Sweep:
+    """The rows of a sweep, the runs on one side only, and why some cells are ``nan``."""
+
+    rows: list[SweepRow]
+    only_ours: list[str]
+    only_official: list[str]
+    notes: list[str] = field(default_factory=list)
+
+
 def sweep(
     qrels_paths: list[Path],
     runs: list[Run] | list[Path],
-    official: Official,
-    measures: list[str],
-    levels: list[int],
+    official: OfficialLike,
+    measures: list[str] | str,
+    levels: list[int] = (1,),  # type: ignore[assignment]
     digits: int | None = 4,
     complete: bool = False,
-) -> tuple[list[SweepRow], Correlation]:
+    queries: QuerySelection | Iterable[str] | None = None,
+) -> Sweep:
     """Correlations for every qrels file x level x measure (rows ordered measure, qrels, level).
 
-    Returns the rows and the correlation bookkeeping of the first cell (which runs were left out).
+    ``queries`` restricts every qrels file (and so the runs) to these query ids. A ``nan`` cell
+    (every run scores the same) is explained in the notes: which qrels, level and measures, and
+    whether the level leaves no relevant passage.
     """
-    ms = parse_measures(measures)
-    qrels_all = {p: read_qrels(p) for p in qrels_paths}
+    ms = parse_measures(measures)  # every name checked before any file is read
+    off = as_official(official)
+    chosen = QuerySelection.of(queries)
+    qrels_all = {p: chosen.restrict(read_qrels(p)) for p in qrels_paths}
+    for p, q in qrels_all.items():
+        chosen.check_present(q, str(p))
     if runs and not isinstance(runs[0], Run):
-        queries = set().union(*(q.keys() for q in qrels_all.values()))
-        runs = read_runs(runs, queries=queries)
-    ranked = [r for r in runs if r.name in official.values]
+        wanted = set().union(*(q.keys() for q in qrels_all.values()))
+        runs = read_runs(runs, queries=wanted)
+    ranked = [r for r in runs if r.name in off.values]
     jobs = [(qrels_all[p], ms, levels, complete) for p in qrels_paths]
     global _SWEEP_RUNS
     _SWEEP_RUNS = ranked  # inherited by forked workers: the runs are not pickled per task
@@ -217,9 +276,12 @@ def sweep(
     finally:
         _SWEEP_RUNS = []
     cells: dict[tuple[str, Path, int], Correlation] = {}
+    tied: dict[tuple[str, Path, int], float] = {}
     for path, by_cell in zip(qrels_paths, summaries, strict=True):
         for (label, level), ours in by_cell.items():
-            cells[(label, path, level)] = correlate(ours, official, digits)
+            c = cells[(label, path, level)] = correlate(ours, off, digits)
+            if c.tied:
+                tied[(label, path, level)] = ours[c.runs[0]]
     rows = [
         SweepRow(str(path), level, m.label, c.spearman, c.kendall)
         for m in ms
@@ -228,8 +290,38 @@ def sweep(
         for c in [cells[(m.label, path, level)]]
     ]
     first = next(iter(cells.values()))
-    first.only_ours = sorted({r.name for r in runs} - set(official.values))
-    return rows, first
+    only_ours = sorted({r.name for r in runs} - set(off.values))
+    return Sweep(rows, only_ours, first.only_official, _nan_notes(tied, ms, qrels_all, digits))
+
+
+def _nan_notes(
+    tied: dict[tuple[str, Path, int], float], ms: list, qrels_all: dict[Path, Qrels], digits: int | None
+) -> list[str]:
+    """One line per (level, reason): the cells where every run scores the same, so rho and tau are
+    nan. A binary measure at a level no passage reaches is the usual cause (RUBRIC grades 0-5 at
+    ``-l 5``), which the line says."""
+    by_label = {m.label: m for m in ms}
+    groups: dict[tuple[int, str], tuple[set[str], list[Path]]] = {}
+    for (label, path, level), value in tied.items():
+        m = by_label[label]
+        lvl = level if m.level is None else m.level
+        relevant = sum(g >= lvl for docs in qrels_all[path].values() for g in docs.values())
+        shown = f"{value:.{digits if digits is not None else 4}f}"
+        if m.uses_level and relevant == 0:
+            reason = f"no passage is judged >= {lvl} there, so every run scores {shown}"
+        else:
+            reason = f"every run scores {shown}"
+        labels, paths = groups.setdefault((level, reason), (set(), []))
+        labels.add(label)
+        if path not in paths:
+            paths.append(path)
+    notes = []
+    for (level, reason), (labels, paths) in groups.items():
+        names_of = ", ".join(p.name for p in paths[:5]) + (", ..." if len(paths) > 5 else "")
+        where = str(paths[0]) if len(paths) == 1 else f"{len(paths)} qrels files ({names_of})"
+        names = ", ".join(m.label for m in ms if m.label in labels)
+        notes.append(f"nan for {names} at -l {level} in {where}: {reason} (the correlation is undefined)")
+    return notes
 
 
 def sweep_tsv(rows: list[SweepRow], digits: int = 3) -> str:

@@ -5,8 +5,11 @@ first k passages answer (some passage grades the item at least ``min_grade``).
   ``rubric convert runs``); a run's first k passages are those with the k smallest ranks.
 * The items of a query (the denominator) are the items of the bank when one is given, else the
   items that appear in the selected grades of that query (every graded item, answered or not).
-* Queries are the bank's queries (or the file's); a query where a run has no passage scores 0,
-  so every run is averaged over the same queries.
+* Queries are those evaluated: the file's queries (that are in the bank, when one is given).
+  A query where a run has no passage scores 0, so every run is averaged over the same queries.
+  ``complete`` (like trec_eval's ``-c``) averages over all of the bank's queries instead: a bank
+  query the file lacks scores 0 for every run. The bank's queries the file lacks are listed in
+  the report's notes either way.
 * ``normalized`` divides by the items that some passage of the pool answers instead of all items
   (a query where no pooled passage answers any item scores 0).
 """
@@ -14,8 +17,11 @@ first k passages answer (some passage grades the item at least ``min_grade``).
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
+from pathlib import Path
 
 from rubric.data.models import ExamGrades, QueryWithFullParagraphList, TestBank
+from rubric.data.query_selection import QuerySelection, absent_note
 from rubric.data.select import DIRECT, GradeFilter, resolve_filter
 from rubric.errors import UserError
 from rubric.evaluate.labels import item_grades
@@ -23,43 +29,74 @@ from rubric.evaluate.report import Report, Score
 
 
 def cover(
-    queries: list[QueryWithFullParagraphList],
+    passages: list[QueryWithFullParagraphList] | str | Path,
     k: int = 20,
-    min_grade: int = 1,
+    min_grade: int = 4,
     selection: GradeFilter = GradeFilter(),
-    bank: list[TestBank] | None = None,
+    bank: list[TestBank] | str | Path | None = None,
     normalized: bool = False,
-    source: str = "input",
+    source: str | None = None,
+    complete: bool = False,
+    queries: QuerySelection | Iterable[str] | None = None,
 ) -> Report:
-    """Cover@k of every run in the passages file, as a :class:`Report` (mean over queries)."""
-    kind = resolve_filter(queries, selection, source)
+    """Cover@k of every run in the passages file, as a :class:`Report` (mean over queries).
+
+    ``passages`` and ``bank`` are paths or loaded objects; the defaults are the CLI's (k 20, an
+    item is answered from grade 4, every kind of grade if the file holds one). ``queries``
+    restricts the file and the bank to these query ids.
+    """
+    chosen = QuerySelection.of(queries)
+    if not isinstance(passages, list):
+        from rubric.data.jsonl import read_passages
+
+        source = source or str(passages)
+        passages = list(read_passages(passages))
+    source = source or "input"
+    notes = [absent_note(chosen.check_present([q.queryId for q in passages], source), source, "selected")]
+    passages = list(chosen.select(passages, lambda q: q.queryId))
+    bank_source = "the bank"
+    if bank is not None and not isinstance(bank, list):
+        from rubric.data.jsonl import read_bank
+
+        bank_source = str(bank)
+        bank = list(read_bank(bank))
+    kind = resolve_filter(passages, selection, source)
     if kind.prompt_type == DIRECT:
         raise UserError(
             f"{source}: Cover needs question or nugget grades, {kind.prompt_class} grades passages directly"
         )
-    chosen = GradeFilter(kind.prompt_class, kind.llm, kind.prompt_type)
+    grades_of = GradeFilter(kind.prompt_class, kind.llm, kind.prompt_type)
     items: dict[str, set[str]] = defaultdict(set)
     answered: dict[tuple[str, str], set[str]] = {}  # (query, passage) -> items graded >= min_grade
     ranked: dict[str, dict[str, list[tuple[int, str]]]] = defaultdict(lambda: defaultdict(list))
-    for q in queries:
+    for q in passages:
         for p in q.paragraphs:
             for r in p.paragraph_data.rankings:
                 if r.queryId == q.queryId:
                     ranked[r.method][q.queryId].append((r.rank, p.paragraph_id))
             for g in p.exam_grades or []:
-                if chosen.matches(g):
+                if grades_of.matches(g):
                     assert isinstance(g, ExamGrades)
                     grades = item_grades(g)
                     items[q.queryId].update(grades)
                     answered[(q.queryId, p.paragraph_id)] = {i for i, v in grades.items() if v >= min_grade}
                     break
+    in_file = [q.queryId for q in passages]
     if bank is not None:
+        bank = list(chosen.select(bank, lambda b: b.query_id))
         items = defaultdict(set)
         for b in bank:
             items[b.query_id].update(i.item_id for i in b.items)
-        query_ids = list(dict.fromkeys(b.query_id for b in bank))
+        bank_queries = list(dict.fromkeys(b.query_id for b in bank))
+        lacking = [q for q in bank_queries if q not in set(in_file)]
+        query_ids = bank_queries if complete else [q for q in bank_queries if q not in lacking]
+        if lacking:
+            what = "each counts 0 (-c)" if complete else "left out; -c counts them as 0"
+            notes.append(absent_note(lacking, source, f"queries of {bank_source}; {what}"))
+        if not query_ids:
+            raise UserError(f"{source}: none of its queries is in {bank_source}")
     else:
-        query_ids = [q.queryId for q in queries]
+        query_ids = in_file
     if not ranked:
         raise UserError(f"{source}: no passage has rankings; build the file with `rubric convert runs`")
     pool_answered: dict[str, set[str]] = defaultdict(set)
@@ -76,4 +113,4 @@ def cover(
             per_query[qid] = len(covered) / len(denominator) if denominator else 0.0
         value = sum(per_query.values()) / len(per_query) if per_query else 0.0
         scores.append(Score(run=run, measure=measure, value=value, per_query=per_query))
-    return Report(scores, title=measure)
+    return Report(scores, title=measure, notes=[n for n in notes if n])

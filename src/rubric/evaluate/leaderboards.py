@@ -9,8 +9,10 @@ their judged queries are kept. The result is a :class:`~rubric.evaluate.report.R
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from rubric.data.query_selection import QuerySelection, absent_note
 from rubric.data.trec import Qrels, Run, RunScores, read_qrels, read_runs
 from rubric.evaluate.alpha_ndcg import max_qrels, read_item_qrels
 from rubric.evaluate.measures import Measure, parse_measures
@@ -36,10 +38,47 @@ def load_runs(runs: RunsLike, queries: Iterable[str] | None = None, name_from: s
 
 def as_measures(measures: Iterable[str | Measure] | str) -> list[Measure]:
     """Measures given as names (``-m`` values) or :class:`Measure` objects, in order."""
-    out: list[Measure] = []
-    for m in [measures] if isinstance(measures, str) else measures:
-        out.extend([m] if isinstance(m, Measure) else parse_measures([m]))
-    return out
+    return parse_measures(measures)
+
+
+@dataclass
+class Evaluation:
+    """Per-query values of every run, and what a reader should know about the queries."""
+
+    results: list[QueryValues]
+    notes: list[str] = field(default_factory=list)
+
+
+def evaluate(
+    qrels: Qrels | str | Path,
+    runs: RunsLike,
+    measures: Iterable[str | Measure] | str,
+    level: int = 1,
+    complete: bool = False,
+    judged_only: bool = False,
+    name_from: str = "tag",
+    queries: QuerySelection | Iterable[str] | None = None,
+) -> Evaluation:
+    """Per-query values of every run (trec_eval ``-q`` output as data), with notes.
+
+    ``queries`` restricts the qrels (and so the runs) to these query ids, as trec_eval would
+    see a qrels file holding only them; the notes list selected ids the qrels lack and runs
+    that rank nothing for some qrels queries (trec_eval says nothing about either).
+    """
+    ms = as_measures(measures)  # every name checked before any file is read
+    chosen = QuerySelection.of(queries)
+    items = None
+    if any(m.needs_items for m in ms) and not isinstance(qrels, dict):
+        items = chosen.restrict(read_item_qrels(qrels))  # per-item; trec_eval measures see the best grade
+        qrels = max_qrels(items)
+    where = "the qrels" if isinstance(qrels, dict) else str(qrels)
+    loaded = load_qrels(qrels)
+    absent = chosen.check_present(loaded, where)
+    qrels = chosen.restrict(loaded)
+    evaluator = Evaluator(qrels, ms, level=level, complete=complete, judged_only=judged_only, items=items)
+    results = [evaluator.evaluate(r.scores, r.name) for r in load_runs(runs, qrels.keys(), name_from)]
+    notes = [absent_note(absent, where, "selected"), unranked_note(results, complete)]
+    return Evaluation(results, [n for n in notes if n])
 
 
 def evaluate_runs(
@@ -50,19 +89,30 @@ def evaluate_runs(
     complete: bool = False,
     judged_only: bool = False,
     name_from: str = "tag",
+    queries: QuerySelection | Iterable[str] | None = None,
 ) -> list[QueryValues]:
-    """Per-query values of every run (trec_eval ``-q`` output as data)."""
-    ms = as_measures(measures)
-    items = None
-    if any(m.needs_items for m in ms) and not isinstance(qrels, dict):
-        items = read_item_qrels(qrels)  # per-item qrels; trec_eval measures see the best grade
-        qrels = max_qrels(items)
-    qrels = load_qrels(qrels)
-    evaluator = Evaluator(qrels, ms, level=level, complete=complete, judged_only=judged_only, items=items)
-    return [evaluator.evaluate(r.scores, r.name) for r in load_runs(runs, qrels.keys(), name_from)]
+    """Per-query values of every run (:func:`evaluate` without the notes)."""
+    return evaluate(qrels, runs, measures, level, complete, judged_only, name_from, queries).results
 
 
-def report_from(results: list[QueryValues], title: str = "leaderboard") -> Report:
+def unranked_note(results: list[QueryValues], complete: bool) -> str | None:
+    """One line about runs without a ranking for some qrels queries (trec_eval says nothing)."""
+    short = [r for r in results if r.unranked]
+    if not short:
+        return None
+    n_qrels = len(short[0].unranked) + len(short[0].retrieved)
+    what = "each counted as 0, as -c asks" if complete else "left out of their means; -c counts them as 0"
+    runs = ", ".join(f"{r.run} ({len(r.unranked)})" for r in short[:10])
+    more = f" and {len(short) - 10} more" if len(short) > 10 else ""
+    return (
+        f"{len(short)} of {len(results)} runs rank no passage for some of the {n_qrels} qrels queries "
+        f"({what}): {runs}{more}"
+    )
+
+
+def report_from(
+    results: list[QueryValues], title: str = "leaderboard", notes: list[str] | None = None
+) -> Report:
     scores = []
     for res in results:
         for m, column in res.values.items():
@@ -75,7 +125,7 @@ def report_from(results: list[QueryValues], title: str = "leaderboard") -> Repor
                     mean_aggregate=m.aggregate == "mean",
                 )
             )
-    return Report(scores, title=title)
+    return Report(scores, title=title, notes=list(notes or []))
 
 
 def leaderboard(
@@ -86,14 +136,18 @@ def leaderboard(
     complete: bool = False,
     judged_only: bool = False,
     name_from: str = "tag",
+    queries: QuerySelection | Iterable[str] | None = None,
 ) -> Report:
     """Score runs with trec_eval measures; the report is sorted by the first measure.
+
+    ``qrels`` and ``runs`` are paths (runs: files or directories) or loaded objects; the
+    defaults are the CLI's (``-l 1``, no ``-c``, no ``-J``, run names from the run tag).
 
     >>> report = leaderboard("qrels.txt", ["runs/"], ["nDCG@10", "AP(rel=2)"], level=1)  # doctest: +SKIP
     >>> print(report.to_tsv())  # doctest: +SKIP
     """
-    runs = _expand(runs)
-    return report_from(evaluate_runs(qrels, runs, measures, level, complete, judged_only, name_from))
+    done = evaluate(qrels, _expand(runs), measures, level, complete, judged_only, name_from, queries)
+    return report_from(done.results, notes=done.notes)
 
 
 def _expand(runs: RunsLike) -> RunsLike:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -85,6 +86,11 @@ class Measure:
     @property
     def by_trec_eval(self) -> bool:
         return self.request not in OWN_MEASURES
+
+    @property
+    def uses_level(self) -> bool:
+        """Whether a relevance level (``-l``, ``rel=``) changes it; graded measures use the grades."""
+        return self.request.partition(".")[0] not in (*GRADED_MEASURES, "ERR", "Judged")
 
     @property
     def aggregate(self) -> str:
@@ -468,10 +474,14 @@ def split_names(text: str) -> list[str]:
     return parts
 
 
-def parse_measures(texts: list[str] | str) -> list[Measure]:
-    """All measures of several ``-m`` values, first occurrence kept, in the order given."""
+def parse_measures(texts: Iterable[str | Measure] | str) -> list[Measure]:
+    """All measures of several ``-m`` values (or :class:`Measure` objects), first occurrence
+    kept, in the order given."""
     seen: dict[tuple, Measure] = {}
     for text in [texts] if isinstance(texts, str) else texts:
+        if isinstance(text, Measure):
+            seen.setdefault(text.identity, text)
+            continue
         for part in split_names(text):
             if part == "runid":  # a line trec_eval prints, not a number: see wants_runid()
                 continue

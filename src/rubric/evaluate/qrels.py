@@ -9,9 +9,12 @@ column 2, for intent-aware measures.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from rubric.data.models import ExamGrades, Grades, QueryWithFullParagraphList
+from rubric.data.query_selection import QuerySelection
 from rubric.data.select import DIRECT, GradeFilter, GradeKind, resolve_filter
 from rubric.errors import UserError
 from rubric.evaluate.labels import LabelRule, item_grades, passage_label
@@ -25,6 +28,7 @@ class QrelsResult:
     kind: GradeKind | None = None
     ungraded: int = 0  # passages without a grade of the selected kind (no line written)
     passages: int = 0
+    absent: list[str] = field(default_factory=list)  # selected queries the file lacks
 
 
 def _selected(grades: list[ExamGrades | Grades], kind: GradeKind) -> ExamGrades | Grades | None:
@@ -36,21 +40,36 @@ def _selected(grades: list[ExamGrades | Grades], kind: GradeKind) -> ExamGrades 
 
 
 def build_qrels(
-    queries: list[QueryWithFullParagraphList],
+    passages: list[QueryWithFullParagraphList] | str | Path,
     selection: GradeFilter = GradeFilter(),
     rule: LabelRule = LabelRule(),
     per_item: bool = False,
-    source: str = "input",
+    source: str | None = None,
+    queries: QuerySelection | Iterable[str] | None = None,
 ) -> QrelsResult:
-    """Labels for every passage graded by the one kind of grades ``selection`` picks."""
-    kind = resolve_filter(queries, selection, source)
+    """Labels for every passage graded by the one kind of grades ``selection`` picks.
+
+    ``passages`` is a graded passages file or its loaded queries; the defaults are the CLI's
+    (``--label max``: the best item grade). ``queries`` keeps only these query ids
+    (``absent`` lists the selected ids the file lacks).
+    """
+    chosen = QuerySelection.of(queries)
+    if not isinstance(passages, list):
+        from rubric.data.jsonl import read_passages
+
+        source = source or str(passages)
+        passages = list(read_passages(passages))
+    source = source or "input"
+    absent = chosen.check_present([q.queryId for q in passages], source)
+    passages = list(chosen.select(passages, lambda q: q.queryId))
+    kind = resolve_filter(passages, selection, source)
     if per_item and kind.prompt_type == DIRECT:
         raise UserError(
             f"--per-item: {source} holds direct grades ({kind.prompt_class}), which grade the passage "
             "as a whole; per-item qrels need question or nugget grades"
         )
-    result = QrelsResult(kind=kind)
-    for q in queries:
+    result = QrelsResult(kind=kind, absent=absent)
+    for q in passages:
         for p in q.paragraphs:
             result.passages += 1
             grade = _selected([*(p.exam_grades or []), *(p.grades or [])], kind)

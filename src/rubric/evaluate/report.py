@@ -48,6 +48,7 @@ class Report:
 
     scores: list[Score]
     title: str = "leaderboard"
+    notes: list[str] = field(default_factory=list)  # what a reader should know (the CLI prints them)
 
     def __post_init__(self) -> None:
         self.sort()

@@ -35,6 +35,7 @@ class QueryValues:
     queries: list[str]
     retrieved: set[str] = field(default_factory=set)
     values: dict[Measure, dict[str, float]] = field(default_factory=dict)
+    unranked: list[str] = field(default_factory=list)  # qrels queries the run has no ranking for
 
     def summary(self, measure: Measure) -> float:
         """The ``all`` value trec_eval prints."""
@@ -136,7 +137,12 @@ class Evaluator:
         """Per-query values of ``run`` for every measure (only the queries trec_eval counts)."""
         queries = self.queries_for(run)
         scores: dict[str, Mapping[str, float]] = {q: run.get(q) or {} for q in queries}
-        result = QueryValues(run=name, queries=queries, retrieved={q for q in queries if run.get(q)})
+        result = QueryValues(
+            run=name,
+            queries=queries,
+            retrieved={q for q in queries if run.get(q)},
+            unranked=sorted(q for q in self.qrels if not run.get(q)),
+        )
         for evaluator, members in self._groups:
             per_query = evaluator.evaluate(scores) if scores else {}
             for m in members:
