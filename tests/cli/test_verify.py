@@ -156,3 +156,38 @@ def test_user_errors(cli, graded, tmp_path, user_error):
     out = tmp_path / "never.html"
     user_error(cli("verify", "html", graded, "-p", "Nope", "-o", out), "Nope")
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "report", ["grading", "grid", "uncovered", "spurious", "agreement", "impact", "html"]
+)
+def test_every_report_takes_a_query_subset(cli, user_error, graded, tmp_path, report):
+    bank = fx.write_bank_file(tmp_path / "bank.jsonl")
+    page = tmp_path / "page.html"
+    extra = {
+        "impact": ["--bank-before", bank, "--bank-after", fx.write_bank_file(tmp_path / "after.jsonl", {})],
+        "html": ["-o", page],
+    }.get(report, [])
+    args = ["verify", report, graded, "-p", fx.RATING, *extra]
+    r = cli(*args, "--query", "q2", "--query", "q7")
+    assert r.returncode == 0, r.stderr
+    out = page.read_text() if report == "html" else r.stdout
+    assert "q1" not in out and "\tp1\t" not in out  # q1, its items and passages are gone
+    shown = {"uncovered": "0 of 1 relevant passages uncovered in 1 queries", "agreement": "judgment=2\t"}
+    assert shown.get(report, "q2") in out
+    if report == "agreement":  # q2: r1 and r2 have a judgment
+        assert f"{fx.RATING}: 2 passages;" in r.stderr
+    assert f"1 query is not in {graded} (selected): q7" in r.stderr
+    ids = tmp_path / "ids.txt"
+    ids.write_text("# the second query\nq2\n")
+    assert cli(*args, "--queries", ids).stdout == r.stdout
+    user_error(cli(*args, "--query", "q7"), "--query/--queries: none of the selected queries", "q7")
+
+
+def test_agreement_on_imported_qrels_takes_a_query_subset(cli, graded, tmp_path):
+    llm = tmp_path / "llm.qrels"
+    llm.write_text("q1 0 p1 3\nq1 0 p2 0\nq2 0 r1 3\nq2 0 r2 0\n")
+    both = cli("verify", "agreement", graded, "--labels", llm)
+    only = cli("verify", "agreement", graded, "--labels", llm, "--query", "q2")
+    assert both.returncode == only.returncode == 0, only.stderr
+    assert "llm.qrels: 4 passages" in both.stderr and "llm.qrels: 2 passages" in only.stderr

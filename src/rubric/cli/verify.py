@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from rubric.cli.common import info, phase_app
+from rubric.cli.query_options import QUERIES, QUERY, note_absent, selection
 
 app = phase_app(
     "Check the grader and the bank: grades with answers, grids, uncovered relevant passages, "
@@ -24,6 +25,10 @@ def _prompt_opt(*names: str, extra: str = ""):
     )
 
 
+DL_JUDGMENT_HINT = (
+    "1 (trec_eval's default level) counts every judgment above 0; TREC DL passage judgments are "
+    "0-3 and the track counts 2 and up as relevant (1 means 'related'), so use 2 there."
+)
 LLM_OPT = typer.Option(None, "--llm", help="LLM of the grades (default: the only one with that prompt).")
 TYPE_OPT = typer.Option(
     None, "--prompt-type", help="question, nugget or direct (default: any, if that is unambiguous)."
@@ -47,13 +52,18 @@ def _matrix(
     prompt_type: str | None,
     answer: str = "auto",
     items: bool = False,
+    queries=None,
 ):
-    """The selected grades; ``items``: the report needs item grades, so direct prompts are refused."""
+    """The selected grades (of the selected ``queries``); ``items``: the report needs item
+    grades, so direct prompts are refused."""
     from rubric.data.select import GradeFilter
     from rubric.errors import UserError
     from rubric.verify.matrix import load_matrix
 
-    m = load_matrix(graded, GradeFilter(prompt_class, llm, prompt_type), answer_prompt=answer)
+    m = load_matrix(
+        graded, GradeFilter(prompt_class, llm, prompt_type), answer_prompt=answer, queries=queries
+    )
+    note_absent(m.absent, str(graded), "selected")
     if items and m.direct:
         raise UserError(f"{graded}: {m.kind.prompt_class} is a direct prompt; it grades no items")
     if m.ungraded:
@@ -94,6 +104,8 @@ def grading_command(
     width: int = typer.Option(120, "--width", help="Cut answers and passage texts to this many characters."),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, csv or md (Markdown)."),
     output: Path | None = OUT_OPT,
+    query: list[str] = QUERY,
+    queries: Path | None = QUERIES,
 ) -> None:
     """Per item, every passage's grade with the extracted answer, highest grade first.
 
@@ -104,7 +116,7 @@ def grading_command(
 
     _check_format(fmt)
 
-    m = _matrix(graded, prompt_class, llm, prompt_type, answer_prompt)
+    m = _matrix(graded, prompt_class, llm, prompt_type, answer_prompt, queries=selection(query, queries))
     table = grading_table(m, _texts(bank), width)
     _emit([table], fmt, output)
     n_items = sum(len(q.items) for q in m.queries)
@@ -125,6 +137,8 @@ def grid_command(
     width: int = typer.Option(60, "--width", help="Cut answers to this many characters."),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, csv or md; one table per query."),
     output: Path | None = OUT_OPT,
+    query: list[str] = QUERY,
+    queries: Path | None = QUERIES,
 ) -> None:
     """Per query, a passages x items grid of grades and answers (columns: short item ids).
 
@@ -138,14 +152,20 @@ def grid_command(
 
     _check_format(fmt)
 
-    m = _matrix(graded, prompt_class, llm, prompt_type, answer_prompt)
+    m = _matrix(graded, prompt_class, llm, prompt_type, answer_prompt, queries=selection(query, queries))
     _emit(grid_tables(m, _texts(bank), answers=answers, width=width), fmt, output)
 
 
 @app.command("uncovered")
 def uncovered_command(
     graded: Path = typer.Argument(..., help=GRADED_HELP),
-    min_judgment: int = typer.Option(1, "--min-judgment", "-j", help="Judged relevant from this level."),
+    min_judgment: int = typer.Option(
+        1,
+        "--min-relevant-judgment",
+        "--min-judgment",
+        "-j",
+        help="Judged relevant from this level. " + DL_JUDGMENT_HINT,
+    ),
     min_grade: int = typer.Option(4, "--min-grade", "-t", help="An item covers a passage from this grade."),
     prompt_class: str | None = _prompt_opt("--prompt-class", "-p"),
     llm: str | None = LLM_OPT,
@@ -153,6 +173,8 @@ def uncovered_command(
     width: int = typer.Option(200, "--width", help="Cut passage texts to this many characters (0: all)."),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, csv or md."),
     output: Path | None = OUT_OPT,
+    query: list[str] = QUERY,
+    queries: Path | None = QUERIES,
 ) -> None:
     """Passages judged relevant whose best grade is below the threshold: what the bank misses.
 
@@ -162,7 +184,7 @@ def uncovered_command(
 
     _check_format(fmt)
 
-    m = _matrix(graded, prompt_class, llm, prompt_type, "rating")
+    m = _matrix(graded, prompt_class, llm, prompt_type, "rating", queries=selection(query, queries))
     table = uncovered_table(m, min_judgment, min_grade, width)
     _emit([table], fmt, output)
     info(table.notes[0])
@@ -180,6 +202,8 @@ def spurious_command(
     top: int = typer.Option(0, "--top", "-n", min=0, help="Show only the first N items (0: all)."),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, csv or md."),
     output: Path | None = OUT_OPT,
+    query: list[str] = QUERY,
+    queries: Path | None = QUERIES,
 ) -> None:
     """Items ranked by how many passages judged non-relevant they grade high (counts per item).
 
@@ -189,7 +213,9 @@ def spurious_command(
 
     _check_format(fmt)
 
-    m = _matrix(graded, prompt_class, llm, prompt_type, "rating", items=True)
+    m = _matrix(
+        graded, prompt_class, llm, prompt_type, "rating", items=True, queries=selection(query, queries)
+    )
     _emit([spurious_table(m, max_judgment, min_grade, _texts(bank), top)], fmt, output)
 
 
@@ -197,7 +223,10 @@ def spurious_command(
 def agreement_command(
     graded: Path | None = typer.Argument(None, help=GRADED_HELP + " Optional with --labels and --judgments."),
     min_relevant: int = typer.Option(
-        1, "--min-relevant-judgment", "-j", help="Judgments from this level count as relevant (DL: 2)."
+        1,
+        "--min-relevant-judgment",
+        "-j",
+        help="Judgments from this level count as relevant. " + DL_JUDGMENT_HINT,
     ),
     prompt_class: list[str] = typer.Option(
         None,
@@ -226,6 +255,8 @@ def agreement_command(
     ),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, md or latex (booktabs)."),
     output: Path | None = OUT_OPT,
+    query: list[str] = QUERY,
+    queries: Path | None = QUERIES,
 ) -> None:
     """Grade x judgment counts, binarised tables for every grade threshold, Cohen's kappa.
 
@@ -245,37 +276,44 @@ def agreement_command(
     _check_format(fmt, ("tsv", "md", "latex"))
     rule = LabelRule.parse(label, min_grade)
     mapping = GradeMap.parse(grade_map) if grade_map else None
+    chosen = selection(query, queries)
+
+    def pairs_of(path: Path) -> dict[tuple[str, str], int]:
+        """A qrels file's (query, docid) labels, of the selected queries only."""
+        found = read_qrels(path)
+        note_absent(chosen.check_present(found, str(path)), str(path), "selected")
+        return {(q, d): r for q, docs in chosen.restrict(found).items() for d, r in docs.items()}
+
     human: dict[tuple[str, str], int] | None = None
     if judgments_file is not None:
-        human = {(q, d): r for q, docs in read_qrels(judgments_file).items() for d, r in docs.items()}
+        human = pairs_of(judgments_file)
     sides: list[tuple[str, dict[tuple[str, str], int]]] = []
     if labels is not None:
         if prompt_class:
             raise UserError("--prompt-class: not used with --labels (the qrels are the labels)")
-        llm_labels = {(q, d): r for q, docs in read_qrels(labels).items() for d, r in docs.items()}
-        sides.append((labels.name, llm_labels))
+        sides.append((labels.name, pairs_of(labels)))
         if human is None:
             if graded is None:
                 raise UserError("--labels: give GRADED (for its judgments) or --judgments QRELS")
-            from rubric.data.jsonl import read_passages
+            from rubric.verify.matrix import read_selected
 
             human = {
                 (q.queryId, p.paragraph_id): j
-                for q in read_passages(graded)
+                for q in read_selected(graded, chosen).queries
                 for p in q.paragraphs
                 if (j := p.judgment(q.queryId)) is not None
             }
     else:
         if graded is None:
             raise UserError("GRADED: missing; give a graded passages file (or --labels and --judgments)")
-        from rubric.data.jsonl import read_passages
         from rubric.data.select import GradeFilter
-        from rubric.verify.matrix import build_matrix
+        from rubric.verify.matrix import build_matrix, read_selected
 
-        queries = list(read_passages(graded))
+        passages = read_selected(graded, chosen)
+        note_absent(passages.absent, str(graded), "selected")
         for pc in prompt_class or [None]:
-            selection = GradeFilter(pc, llm, prompt_type)
-            m = build_matrix(queries, selection, answer_prompt=None, source=str(graded))
+            grades_of = GradeFilter(pc, llm, prompt_type)
+            m = build_matrix(passages.queries, grades_of, answer_prompt=None, source=str(graded))
             sides.append((m.kind.prompt_class, passage_labels(m, rule)))
             if human is None:
                 human = judgments(m)
@@ -312,6 +350,8 @@ def impact_command(
     ),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, csv or md."),
     output: Path | None = OUT_OPT,
+    query: list[str] = QUERY,
+    queries: Path | None = QUERIES,
 ) -> None:
     """Which passages change label (and by how much) when the bank is edited, without regrading.
 
@@ -327,8 +367,10 @@ def impact_command(
 
     _check_format(fmt)
     rule = LabelRule.parse(label, min_grade)
-    before, after = list(read_bank(bank_before)), list(read_bank(bank_after))
-    m = _matrix(graded, prompt_class, llm, prompt_type, "rating", items=True)
+    chosen = selection(query, queries)
+    before = list(chosen.select(read_bank(bank_before), lambda b: b.query_id))
+    after = list(chosen.select(read_bank(bank_after), lambda b: b.query_id))
+    m = _matrix(graded, prompt_class, llm, prompt_type, "rating", items=True, queries=chosen)
     result = bank_impact(m, before, after, rule)
     _emit([result.items_table(), result.changes_table()], fmt, output)
     if needs_grading is not None:
@@ -348,7 +390,12 @@ def html_command(
     bank: list[Path] = BANK_OPT,
     min_grade: int = typer.Option(4, "--min-grade", "-t", help="Initial grade threshold of the filters."),
     min_judgment: int = typer.Option(
-        1, "--min-judgment", "-j", help="Initial 'judged relevant' level of the filters."
+        1,
+        "--min-relevant-judgment",
+        "--min-judgment",
+        "-j",
+        help="Initial 'judged relevant' level of the page's filters (changeable in the page). "
+        + DL_JUDGMENT_HINT,
     ),
     spurious_min: int = typer.Option(
         5,
@@ -357,6 +404,8 @@ def html_command(
         help="Initial spurious-item rule: graded >= --min-grade on this many passages judged non-relevant.",
     ),
     title: str = typer.Option("rubric verify", "--title", help="Page title."),
+    query: list[str] = QUERY,
+    queries: Path | None = QUERIES,
 ) -> None:
     """One self-contained HTML review page: per query a colour-scaled passages x items grid.
 
@@ -368,7 +417,7 @@ def html_command(
     from rubric.data.files import atomic_write
     from rubric.verify.html import render_page
 
-    m = _matrix(graded, prompt_class, llm, prompt_type, answer_prompt)
+    m = _matrix(graded, prompt_class, llm, prompt_type, answer_prompt, queries=selection(query, queries))
     page = render_page(
         m,
         _texts(bank),

@@ -1,10 +1,12 @@
 """Phase 4: turn grades into system scores (qrels, leaderboards, Cover, nuggets, correlation).
 
-The Python API the CLI calls::
+The Python API the CLI calls; files or loaded objects, with the CLI's defaults::
 
-    from rubric.evaluate import leaderboard
-    report = leaderboard("qrels.txt", ["runs/"], ["nDCG@10", "AP(rel=2)"], level=1)
+    from rubric.evaluate import leaderboard, cover, correlate
+    report = leaderboard("qrels.txt", ["runs/"], "nDCG@10,AP(rel=2),RR(rel=2)@10", queries=["1037798"])
     print(report.to_tsv())            # also .to_json(), .to_latex(), .values("nDCG@10")
+    cover("graded.jsonl.gz", k=20, bank="questions.jsonl.gz")          # min_grade 4, as the CLI
+    correlate(report, "official.json")                                 # or {"run": rank} dicts
 
 Names are imported lazily (PEP 562) so that ``rubric.evaluate.labels`` and the CLI stay light:
 pytrec_eval and scipy load only when a function that needs them is used. Never imports torch
@@ -18,7 +20,12 @@ from typing import Any
 
 _EXPORTS = {
     "leaderboard": "rubric.evaluate.leaderboards",
+    "evaluate": "rubric.evaluate.leaderboards",
     "evaluate_runs": "rubric.evaluate.leaderboards",
+    "Evaluation": "rubric.evaluate.leaderboards",
+    "QuerySelection": "rubric.data.query_selection",
+    "GradeFilter": "rubric.data.select",
+    "Official": "rubric.evaluate.correlation",
     "Report": "rubric.evaluate.report",
     "Score": "rubric.evaluate.report",
     "Evaluator": "rubric.evaluate.treceval",

@@ -289,7 +289,9 @@ script-src 'unsafe-inline'">
 <label>query <select id="query"><option value="all">all queries</option></select></label>
 <label title="an item counts as answered from this grade on">min grade
 <input id="min-grade" type="number" min="0" step="1"></label>
-<label class="needs-judgments" title="passages judged at least this are relevant">min relevant judgment
+<label class="needs-judgments"
+  title="passages judged at least this are relevant (TREC DL: 2; its 1 means related)"
+>min relevant judgment
 <input id="min-judgment" type="number" step="1"></label>
 <label class="needs-judgments"><input id="only-uncovered" type="checkbox">
 only uncovered relevant passages</label>

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rubric.data.models import ExamGrades, FullParagraphData, Grades, QueryWithFullParagraphList
+from rubric.data.query_selection import QuerySelection
 from rubric.data.select import GradeFilter, GradeKind, grade_kinds, resolve_filter
 from rubric.errors import UserError
 from rubric.evaluate.labels import LabelRule, direct_grade, item_grades
@@ -57,6 +58,7 @@ class GradeMatrix:
     answer_kind: GradeKind | None
     queries: list[QueryGrades]
     ungraded: int = 0
+    absent: list[str] = field(default_factory=list)  # selected query ids the file lacks
 
     @property
     def direct(self) -> bool:
@@ -168,14 +170,32 @@ def load_matrix(
     selection: GradeFilter,
     *,
     answer_prompt: str | None = "auto",
+    queries: QuerySelection | None = None,
 ) -> GradeMatrix:
-    """Read a graded passages file and build its :class:`GradeMatrix`."""
+    """Read a graded passages file (only the ``queries`` selected) and build its :class:`GradeMatrix`;
+    ``absent`` lists the selected ids the file lacks."""
+    chosen = queries or QuerySelection()
+    passages = read_selected(path, chosen)
+    if not grade_kinds(passages.queries):
+        raise UserError(f"{path}: no grades at all; run `rubric grade` first")
+    matrix = build_matrix(passages.queries, selection, answer_prompt=answer_prompt, source=str(path))
+    matrix.absent = passages.absent
+    return matrix
+
+
+@dataclass
+class SelectedPassages:
+    queries: list[QueryWithFullParagraphList]
+    absent: list[str]  # selected query ids the file lacks
+
+
+def read_selected(path: str | Path, chosen: QuerySelection) -> SelectedPassages:
+    """The passages of the selected queries; none of them in the file is an error."""
     from rubric.data.jsonl import read_passages
 
-    queries = list(read_passages(path))
-    if not grade_kinds(queries):
-        raise UserError(f"{path}: no grades at all; run `rubric grade` first")
-    return build_matrix(queries, selection, answer_prompt=answer_prompt, source=str(path))
+    every = list(read_passages(path))
+    absent = chosen.check_present([q.queryId for q in every], str(path))
+    return SelectedPassages(list(chosen.select(every, lambda q: q.queryId)), absent)
 
 
 def passage_labels(matrix: GradeMatrix, rule: LabelRule) -> dict[tuple[str, str], int]:
