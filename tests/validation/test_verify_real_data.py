@@ -123,3 +123,16 @@ def test_dl20_table5_sun_row_from_released_llm_qrels(shared, cli):
     assert any(line.startswith(">=1\t1272\t3492\t4764\t0.228") for line in lines), r.stdout
     assert any(line.startswith("<1\t394\t6228\t6622\t0.228") for line in lines)
     assert "Sun.qrel: 11386 passages" in r.stderr
+
+
+def test_readme_commands_reproduce_the_teams_kappas(shared, cli):
+    """The two commands the README writes out for TREMA-UNH's dev kappas (0.167 and 0.095)."""
+    path = shared(*DEV)
+    for flags, reported in [
+        (["-p", QUESTION, "--label", "nth:2"], "0.167"),
+        (["-p", NUGGET, "--label", "max"], "0.095"),
+    ]:
+        r = cli("verify", "agreement", path, *flags, "--map", "5=3,4=1", "--min-relevant-judgment", "2")
+        assert r.returncode == 0, r.stderr
+        kappa = r.stderr.split("multiclass kappa ")[1].split()[0]
+        assert f"{float(kappa):.3f}" == reported
