@@ -435,8 +435,8 @@ def _suggest(text: str) -> str:
 def parse_measure(text: str) -> list[Measure]:
     """Measures named by one name (several for ``P.5,10`` or ``official``)."""
     text = text.strip()
-    trec_eval = trec_eval_request(text)
-    name = _ir_name(text, ignore_case=False)
+    trec_eval = trec_eval_request(text)  # exact trec_eval names never load ir_measures
+    name = None if trec_eval is not None else _ir_name(text, ignore_case=False)
     if trec_eval is None and name is None:  # exact spellings first, then in any case
         trec_eval = trec_eval_request(text, ignore_case=True)
         name = _ir_name(text, ignore_case=True)
