@@ -113,6 +113,7 @@ def test_compare_and_sweep_with_a_subset(cli, tiny, tmp_path):
     # no passage is judged >= 4: every run scores 0 for map, hence nan; nDCG does not use the level
     assert f"nan for map at -l 4 in {tiny / 'qrels.txt'}: no passage is judged >= 4 there" in result.stderr
     assert "nDCG@10 at -l 4" not in result.stderr
+    assert "2 of 3 runs rank no passage for some of the 3 queries of" in result.stderr  # beta, gamma: q3
     result = cli(*sweep, "--query", "q1", "--query", "q2")
     assert result.returncode == 0, result.stderr
 

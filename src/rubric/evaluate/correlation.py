@@ -291,7 +291,32 @@ def sweep(
     ]
     first = next(iter(cells.values()))
     only_ours = sorted({r.name for r in runs} - set(off.values))
-    return Sweep(rows, only_ours, first.only_official, _nan_notes(tied, ms, qrels_all, digits))
+    notes = _unranked_notes(ranked, qrels_all, complete) + _nan_notes(tied, ms, qrels_all, digits)
+    return Sweep(rows, only_ours, first.only_official, notes)
+
+
+def _unranked_notes(runs: list[Run], qrels_all: dict[Path, Qrels], complete: bool) -> list[str]:
+    """Runs that rank nothing for some queries of the qrels files (one line per set of queries)."""
+    by_queries: dict[frozenset[str], list[Path]] = {}
+    for path, qrels in qrels_all.items():
+        by_queries.setdefault(frozenset(q for q, docs in qrels.items() if docs), []).append(path)
+    notes = []
+    for queries, paths in by_queries.items():
+        short = [(r.name, sum(not r.scores.get(q) for q in queries)) for r in runs]
+        short = [(name, n) for name, n in short if n]
+        if short:
+            where = str(paths[0]) if len(paths) == 1 else f"{len(paths)} qrels files"
+            what = (
+                "each counted as 0, as -c asks" if complete else "left out of their means, as trec_eval does"
+            )
+            listed = ", ".join(f"{name} ({n})" for name, n in short[:10]) + (
+                " ..." if len(short) > 10 else ""
+            )
+            notes.append(
+                f"{len(short)} of {len(runs)} runs rank no passage for some of the {len(queries)} queries "
+                f"of {where} ({what}): {listed}"
+            )
+    return notes
 
 
 def _nan_notes(
