@@ -32,9 +32,12 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rubric.errors import UserError
+
+if TYPE_CHECKING:  # ir_measures loads only when an ir_measures name is parsed
+    from ir_measures.measures.base import Measure as IrMeasure
 
 #: Measures whose value is a count: trec_eval sums them over queries and prints integers.
 COUNT_MEASURES = frozenset({"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"})
@@ -267,7 +270,7 @@ _NAME_PART = re.compile(r"^[^\s(@]+")
 
 
 @cache
-def _ir_registry() -> dict[str, Any]:
+def _ir_registry() -> dict[str, IrMeasure]:
     import ir_measures
 
     return dict(ir_measures.measures.registry)
@@ -290,7 +293,7 @@ def _computed_here(ir_name: str) -> bool:
     return ir_name in _TREC_EVAL_OF or ir_name in OWN_MEASURES
 
 
-def _parse_ir(text: str, name: str) -> tuple[Any, dict[str, Any]]:
+def _parse_ir(text: str, name: str) -> tuple[IrMeasure, dict[str, object]]:
     """ir_measures' typed measure for ``text`` and the parameters the user gave (not an alias's)."""
     import ir_measures
 
@@ -338,11 +341,11 @@ def _parse_ir(text: str, name: str) -> tuple[Any, dict[str, Any]]:
     return measure, given
 
 
-def _takes(measure: Any) -> str:
+def _takes(measure: IrMeasure) -> str:
     return ", ".join("@cutoff" if k == "cutoff" else f"{k}=" for k in measure.SUPPORTED_PARAMS) or "nothing"
 
 
-def _from_ir(text: str, label: str, measure: Any, given: dict[str, Any]) -> list[Measure]:
+def _from_ir(text: str, label: str, measure: IrMeasure, given: dict[str, object]) -> list[Measure]:
     """Our measures for one typed ir_measures measure: trec_eval's where it has one, else ours."""
     name, params = measure.NAME, measure.params
     level = given.get("rel")
@@ -387,7 +390,7 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _alpha_ndcg(text: str, label: str, measure: Any, given: dict[str, Any]) -> Measure:
+def _alpha_ndcg(text: str, label: str, measure: IrMeasure, given: dict[str, object]) -> Measure:
     params = measure.params
     alpha = float(params.get("alpha", 0.5))
     if not 0 <= alpha <= 1:
