@@ -11,10 +11,13 @@ from pathlib import Path
 import typer
 
 from rubric.cli.common import info, phase_app
+from rubric.cli.meta import meta_command
 from rubric.cli.query_options import QUERIES, QUERY, note_absent, selection
 from rubric.cli.rag_nuggets import nuggets_command
 
-app = phase_app("Turn grades into system scores: qrels, leaderboards, Cover, correlation, significance.")
+app = phase_app(
+    "Turn grades into system scores: qrels, leaderboards, Cover, correlation, significance, meta-evaluation."
+)
 
 _SELECTION_HELP = "Grades of this {}; needed only when the file holds several kinds."
 
@@ -76,11 +79,23 @@ def qrels_command(
         "--label",
         help="Label of a passage: 'max' (best grade over the items), 'count' (items graded >= "
         "--min-grade; for answer-verification prompts the correct items) or 'nth:M' (M-th best "
-        "grade: at least M items). Direct prompts: their grade.",
+        "grade: at least M items). Direct prompts: their grade; with 'count' 1 when it is >= "
+        "--min-grade, else 0 (binary qrels).",
     ),
     min_grade: int = typer.Option(1, "--min-grade", help="Threshold of --label count."),
     per_item: bool = typer.Option(
         False, "--per-item", help="One line per (passage, item), item id in column 2 (intent-aware qrels)."
+    ),
+    facets: bool = typer.Option(
+        False,
+        "--facets",
+        help="CAR-style facet qrels: one line per (query facet, passage), query id 'qid/facet' (the "
+        "item ids' prefix), labelled from that facet's items, as the original's --qrel-query-facets.",
+    ),
+    facet_bank: Path | None = typer.Option(
+        None,
+        "--bank",
+        help="--facets: the facet bank, whose facets every direct grade (and facet-less item) counts for.",
     ),
     query: list[str] = QUERY,
     queries: Path | None = QUERIES,
@@ -95,6 +110,7 @@ def qrels_command(
     """
     from rubric.data.select import GradeFilter
     from rubric.data.trec import write_qrels
+    from rubric.errors import UserError
     from rubric.evaluate.labels import LabelRule
     from rubric.evaluate.qrels import build_qrels
 
@@ -102,7 +118,19 @@ def qrels_command(
         _check_choice("--prompt-type", prompt_type, ("question", "nugget", "direct"))
     rule = LabelRule.parse(label, min_grade)
     chosen = selection(query, queries)
-    result = build_qrels(graded, GradeFilter(prompt_class, llm, prompt_type), rule, per_item, queries=chosen)
+    facet_map = None
+    if facet_bank is not None and not facets:
+        raise UserError("--bank: only used with --facets")
+    if facets:
+        if per_item:
+            raise UserError("--facets: not used with --per-item")
+        from rubric.data.jsonl import read_bank
+        from rubric.evaluate.facets import bank_facets
+
+        facet_map = bank_facets(read_bank(facet_bank)) if facet_bank is not None else {}
+    result = build_qrels(
+        graded, GradeFilter(prompt_class, llm, prompt_type), rule, per_item, queries=chosen, facets=facet_map
+    )
     note_absent(result.absent, str(graded), "selected")
     write_qrels(output, result.rows)
     info(
@@ -198,9 +226,24 @@ def cover_command(
         help="Like trec_eval -c: average over all of the bank's queries (a query the passages file "
         "lacks counts 0), not only the queries evaluated.",
     ),
+    correct_answered: bool = typer.Option(
+        False,
+        "--correct-answered",
+        help="Count an item answered when the grade lists it in correctAnswered (the original tool's "
+        "mode without -r), not by self-rating >= --min-grade.",
+    ),
+    overall: bool = typer.Option(
+        False,
+        "--overall",
+        help="Add the original tool's `_overall_` row: items answered by any passage of the file "
+        "(the upper bound of every run).",
+    ),
     prompt_class: str | None = _prompt_class_option(),
     llm: str | None = _llm_option(),
     prompt_type: str | None = _prompt_type_option(),
+    per_query: bool = typer.Option(
+        False, "--per-query", "-q", help="TSV: run, measure, query, value (and 'all'), as leaderboard -q."
+    ),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, json or latex."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
     query: list[str] = QUERY,
@@ -230,8 +273,10 @@ def cover_command(
         normalized,
         complete=complete,
         queries=selection(query, queries),
+        correct_answered=correct_answered,
+        overall=overall,
     )
-    _emit(report.render(fmt), output)
+    _emit(report.render(fmt, per_query=per_query), output)
     _notes(report.notes)
 
 
@@ -391,3 +436,4 @@ def compare_command(
 
 # `rubric evaluate nuggets` (AutoNuggetizer scores) lives with the other RAG nugget commands.
 app.command("nuggets")(nuggets_command)
+app.command("meta")(meta_command)

@@ -15,7 +15,7 @@ counted). A nugget without an assignment (a failed batch) is an error, not a zer
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,9 +62,9 @@ def score_nuggets(nuggets: Sequence[dict[str, Any]]) -> dict[str, float | None]:
     }
 
 
-def read_assigned(path: str | Path) -> list[QueryScore]:
-    """Score every record of an ASSIGNED file; problems name file:line."""
-    out: list[QueryScore] = []
+def iter_assigned(path: str | Path) -> Iterator[dict[str, Any]]:
+    """The records of an ASSIGNED file, checked (fields, labels, one record per (run, query));
+    problems name file:line."""
     seen: set[tuple[str, str]] = set()
     for line_no, rec in iter_json_lines(path):
         where = f"{path}:{line_no}"
@@ -90,18 +90,25 @@ def read_assigned(path: str | Path) -> list[QueryScore]:
                 raise UserError(f"{where}: nuggets[{i}].assignment: unknown label {label!r}")
             if n.get("importance") not in (None, "vital", "okay"):
                 raise UserError(f"{where}: nuggets[{i}].importance: expected vital or okay")
+        yield rec
+    if not seen:
+        raise UserError(f"{path}: the file holds no assignments")
+
+
+def read_assigned(path: str | Path) -> list[QueryScore]:
+    """Score every record of an ASSIGNED file; problems name file:line."""
+    out: list[QueryScore] = []
+    for rec in iter_assigned(path):
         nuggets = rec["nuggets"]
         out.append(
             QueryScore(
-                run_id=key[0],
-                query_id=key[1],
+                run_id=str(rec["run_id"]),
+                query_id=str(rec["query_id"]),
                 scores=score_nuggets(nuggets),
                 nuggets=len(nuggets),
                 vital=sum(n.get("importance") == "vital" for n in nuggets),
             )
         )
-    if not out:
-        raise UserError(f"{path}: the file holds no assignments")
     return out
 
 
