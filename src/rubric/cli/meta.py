@@ -117,9 +117,10 @@ def meta_command(
     if fmt not in ("tsv", "json", "latex"):
         raise UserError(f"--format: expected one of tsv, json, latex, got {fmt!r}")
     if plot is not None:
-        from rubric.plots import plot_format
+        from rubric.plots import plot_format, require_matplotlib
 
-        plot_format(plot)  # a bad suffix fails before any file is read
+        plot_format(plot)  # a bad suffix or a missing matplotlib fails before any file is read
+        require_matplotlib()
     chosen = selection(query, queries)
     if confusion:
         _confusion(evaluations, reference, measures, per_topic, label_runs, fmt, output, plot, chosen)

@@ -1,0 +1,123 @@
+"""Figures of the papers, drawn with matplotlib (the optional ``plot`` extra).
+
+* :func:`rubric.plots.scatter.meta_scatter`: "The Great Nugget Recall" Figure 4: one evaluation
+  against another, run-level points large, topic/run points small, the three taus in a box;
+* :func:`rubric.plots.heatmap.count_heatmaps`: labelled count matrices (grade x judgment of
+  ``rubric verify agreement``, the nugget assignment confusion matrix of Figure 6).
+
+matplotlib is imported only when a figure is drawn, through the object-oriented API (no pyplot,
+no global backend switch), so importing this package costs nothing and a user's interactive
+session is left alone. Output is reproducible: fixed font (DejaVu Sans, shipped with
+matplotlib), text as paths in SVG, a fixed SVG hash salt, and no dates or versions in metadata,
+so the same input gives the same bytes. Files are written atomically.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from rubric.errors import UserError
+
+INSTALL_HINT = "pip install 'rubric-workbench[plot]'"
+FORMATS = ("png", "svg", "pdf")
+DPI = 100
+
+#: rcParams that make the output depend on the data only.
+STYLE = {
+    "svg.hashsalt": "rubric-workbench",
+    "svg.fonttype": "path",
+    "pdf.fonttype": 42,
+    "font.family": "DejaVu Sans",
+    "font.size": 9,
+    "axes.titlesize": 10,
+    "axes.labelsize": 9,
+    "path.simplify": False,
+}
+#: Metadata per format with everything that varies between runs (dates, versions) removed.
+METADATA: dict[str, dict[str, Any]] = {
+    "png": {"Software": None},
+    "svg": {"Date": None, "Creator": "rubric-workbench"},
+    "pdf": {"CreationDate": None, "ModDate": None, "Creator": "rubric-workbench", "Producer": None},
+}
+
+
+def require_matplotlib():
+    """The matplotlib module, or a one-line error telling how to install it."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise UserError(f"--plot needs matplotlib: {INSTALL_HINT}") from None
+    return matplotlib
+
+
+def plot_format(path: str | Path) -> str:
+    """The figure format from the file name's suffix (checked before any work is done)."""
+    fmt = Path(path).suffix.lower().lstrip(".")
+    if fmt not in FORMATS:
+        raise UserError(f"--plot: {path}: the file name must end in .png, .svg or .pdf")
+    return fmt
+
+
+@contextmanager
+def style() -> Iterator[None]:
+    """Reproducible rcParams for the duration of one figure."""
+    matplotlib = require_matplotlib()
+    with matplotlib.rc_context(STYLE):
+        yield
+
+
+def new_figure(width_in: float, height_in: float):
+    """A figure of exactly this size (pixels = inches x DPI), with constrained layout."""
+    require_matplotlib()
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width_in, height_in), dpi=DPI, layout="constrained")
+
+
+def render(fig, fmt: str) -> bytes:
+    """The figure as PNG, SVG or PDF bytes (the size the figure was made with)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig)  # attaches itself; savefig picks the right backend per format
+    buf = io.BytesIO()
+    fig.savefig(buf, format=fmt, dpi=DPI, metadata=METADATA[fmt])
+    return buf.getvalue()
+
+
+def write_bytes(path: str | Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` all at once or not at all (temporary file + rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def svg_titles(svg: bytes, titles: dict[str, str]) -> bytes:
+    """Give the SVG groups with these ids a ``<title>`` child: browsers show it on hover."""
+    from html import escape
+
+    text = svg.decode("utf-8")
+    for gid, title in titles.items():
+        opening = f'<g id="{escape(gid)}">'
+        if opening not in text:
+            raise AssertionError(f"no SVG group {gid!r} to title")  # a drawing bug, not user input
+        text = text.replace(opening, f"{opening}\n   <title>{escape(title)}</title>", 1)
+    return text.encode("utf-8")
