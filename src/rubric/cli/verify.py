@@ -253,6 +253,18 @@ def agreement_command(
     judgments_file: Path | None = typer.Option(
         None, "--judgments", help="Human qrels to compare against (default: the judgments in GRADED)."
     ),
+    one_vs_rest: bool = typer.Option(
+        False,
+        "--one-vs-rest",
+        help="Also the original workbench's GRADED and MERGE tables: counts per label set and a "
+        "one-vs-rest Cohen's kappa per row (RUBRIC Table 5).",
+    ),
+    plot: Path | None = typer.Option(
+        None,
+        "--plot",
+        help="Draw the grade x judgment counts as a heatmap (.png, .svg or .pdf; one panel per "
+        "prompt class). Needs matplotlib: pip install 'rubric-workbench[plot]'.",
+    ),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, md or latex (booktabs)."),
     output: Path | None = OUT_OPT,
     query: list[str] = QUERY,
@@ -274,6 +286,11 @@ def agreement_command(
     from rubric.verify.matrix import judgments, passage_labels
 
     _check_format(fmt, ("tsv", "md", "latex"))
+    if plot is not None:
+        from rubric.plots import plot_format, require_matplotlib
+
+        plot_format(plot)
+        require_matplotlib()
     rule = LabelRule.parse(label, min_grade)
     mapping = GradeMap.parse(grade_map) if grade_map else None
     chosen = selection(query, queries)
@@ -319,18 +336,29 @@ def agreement_command(
                 human = judgments(m)
     assert human is not None
     tables = []
+    agreements = []
     for name, side in sides:
         pairs = [(mapping(lab) if mapping else lab, human[key]) for key, lab in side.items() if key in human]
         if not pairs:
             raise UserError(f"{name}: no passage has both a label and a judgment")
         ag = Agreement.from_pairs(pairs, min_relevant, name)
+        agreements.append(ag)
         tables.extend(ag.tables())
+        if one_vs_rest:
+            from rubric.verify.one_vs_rest import original_tables
+
+            tables.extend(original_tables(ag))
         best = max(ag.thresholds(), key=lambda t: (ag.binary(t).kappa, -t))
         info(
             f"{name}: {ag.n} passages; best binarised kappa {ag.binary(best).kappa:.4f} at grade >= {best} "
             f"vs judgment >= {min_relevant}; multiclass kappa {ag.multiclass_kappa():.4f}"
         )
     _emit(tables, fmt, output)
+    if plot is not None:
+        from rubric.plots.heatmap import count_heatmaps
+
+        count_heatmaps([ag.count_matrix() for ag in agreements], plot)
+        info(f"wrote {plot}")
 
 
 @app.command("impact")

@@ -160,6 +160,20 @@ class Agreement:
     def tables(self) -> list[Table]:
         return [self.confusion_table(), self.binarised_table(), self.metrics_table()]
 
+    def count_matrix(self):
+        """The grade x judgment counts as a heatmap panel (:mod:`rubric.plots.heatmap`)."""
+        from rubric.plots.heatmap import CountMatrix
+
+        grades, levels = self.grades(), self.judgment_levels()
+        return CountMatrix(
+            title=self.name or "agreement",
+            row_labels=[str(g) for g in grades],
+            col_labels=[str(j) for j in levels],
+            counts=[[self.counts.get((g, j), 0) for j in levels] for g in grades],
+            row_title="grade",
+            col_title="judgment",
+        )
+
 
 @dataclass(frozen=True)
 class GradeMap:
