@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from types import SimpleNamespace
 
 import pytest
 
@@ -71,3 +72,10 @@ def graded(tmp_path):
         for line in graded_lines():
             f.write(json.dumps(line) + "\n")
     return path
+
+
+@pytest.fixture
+def builders():
+    """The helpers that write graded files, for tests that build their own (no package imports
+    under --import-mode=importlib): ``exam``, ``passage``, ``graded_lines``."""
+    return SimpleNamespace(exam=exam, passage=passage, graded_lines=graded_lines)

@@ -12,6 +12,13 @@ first k passages answer (some passage grades the item at least ``min_grade``).
   the report's notes either way.
 * ``normalized`` divides by the items that some passage of the pool answers instead of all items
   (a query where no pooled passage answers any item scores 0).
+* ``correct_answered``: the original tool's mode without self-ratings: an item is answered by a
+  passage when it is in the grade's ``correctAnswered`` list (``min_grade`` is not used), and
+  without a bank the items of a query are those in its ``correctAnswered`` and ``wrongAnswered``
+  lists.
+* ``overall`` adds the original tool's ``_overall_`` row: per query the share of items that any
+  passage of the file answers, whatever its rank (the upper bound of every run's Cover); with
+  ``normalized`` it is 1.0 for every query, as the original wrote it.
 """
 
 from __future__ import annotations
@@ -27,6 +34,9 @@ from rubric.errors import UserError
 from rubric.evaluate.labels import item_grades
 from rubric.evaluate.report import Report, Score
 
+#: The original tool's name of the row that pools every passage of the file (an upper bound).
+OVERALL = "_overall_"
+
 
 def cover(
     passages: list[QueryWithFullParagraphList] | str | Path,
@@ -38,6 +48,8 @@ def cover(
     source: str | None = None,
     complete: bool = False,
     queries: QuerySelection | Iterable[str] | None = None,
+    correct_answered: bool = False,
+    overall: bool = False,
 ) -> Report:
     """Cover@k of every run in the passages file, as a :class:`Report` (mean over queries).
 
@@ -77,9 +89,15 @@ def cover(
             for g in p.exam_grades or []:
                 if grades_of.matches(g):
                     assert isinstance(g, ExamGrades)
-                    grades = item_grades(g)
-                    items[q.queryId].update(grades)
-                    answered[(q.queryId, p.paragraph_id)] = {i for i, v in grades.items() if v >= min_grade}
+                    if correct_answered:
+                        items[q.queryId].update([*g.correctAnswered, *g.wrongAnswered])
+                        answered[(q.queryId, p.paragraph_id)] = set(g.correctAnswered)
+                    else:
+                        grades = item_grades(g)
+                        items[q.queryId].update(grades)
+                        answered[(q.queryId, p.paragraph_id)] = {
+                            i for i, v in grades.items() if v >= min_grade
+                        }
                     break
     in_file = [q.queryId for q in passages]
     if bank is not None:
@@ -113,4 +131,11 @@ def cover(
             per_query[qid] = len(covered) / len(denominator) if denominator else 0.0
         value = sum(per_query.values()) / len(per_query) if per_query else 0.0
         scores.append(Score(run=run, measure=measure, value=value, per_query=per_query))
+    if overall:
+        per_query = {
+            q: (1.0 if normalized else len(pool_answered[q] & items[q]) / len(items[q]) if items[q] else 0.0)
+            for q in query_ids
+        }
+        value = sum(per_query.values()) / len(per_query) if per_query else 0.0
+        scores.append(Score(run=OVERALL, measure=measure, value=value, per_query=per_query))
     return Report(scores, title=measure, notes=[n for n in notes if n])

@@ -68,7 +68,14 @@ class LabelRule:
 
 
 def passage_label(g: ExamGrades | Grades, rule: LabelRule = LabelRule()) -> int:
-    """The relevance label one grade record gives its passage."""
+    """The relevance label one grade record gives its passage.
+
+    A direct grade is one item, the passage itself: ``count`` makes it binary (1 when the grade
+    is at least ``min_grade``, i.e. ``correctAnswered`` at the default 1 -- the original tool's
+    binary export of direct grades); ``max`` and ``nth:1`` keep the grade.
+    """
     if isinstance(g, Grades):
+        if rule.mode == "count":
+            return int(direct_grade(g) >= rule.min_grade)
         return direct_grade(g)
     return rule.apply(list(item_grades(g).values()))

@@ -17,6 +17,7 @@ from rubric.data.models import ExamGrades, Grades, QueryWithFullParagraphList
 from rubric.data.query_selection import QuerySelection
 from rubric.data.select import DIRECT, GradeFilter, GradeKind, resolve_filter
 from rubric.errors import UserError
+from rubric.evaluate.facets import FacetMap, facet_labels
 from rubric.evaluate.labels import LabelRule, item_grades, passage_label
 
 QrelsRow = tuple[str, str, str, int]
@@ -46,12 +47,14 @@ def build_qrels(
     per_item: bool = False,
     source: str | None = None,
     queries: QuerySelection | Iterable[str] | None = None,
+    facets: FacetMap | None = None,
 ) -> QrelsResult:
     """Labels for every passage graded by the one kind of grades ``selection`` picks.
 
     ``passages`` is a graded passages file or its loaded queries; the defaults are the CLI's
     (``--label max``: the best item grade). ``queries`` keeps only these query ids
-    (``absent`` lists the selected ids the file lacks).
+    (``absent`` lists the selected ids the file lacks). ``facets`` (``{}`` or the bank's, see
+    :mod:`rubric.evaluate.facets`) writes one line per (query facet, passage) instead.
     """
     chosen = QuerySelection.of(queries)
     if not isinstance(passages, list):
@@ -76,7 +79,10 @@ def build_qrels(
             if grade is None:
                 result.ungraded += 1
                 continue
-            if per_item:
+            if facets is not None:
+                labels = facet_labels(q.queryId, grade, rule, facets, source)
+                result.rows.extend((f, "0", p.paragraph_id, label) for f, label in labels.items())
+            elif per_item:
                 assert isinstance(grade, ExamGrades)
                 result.rows.extend(
                     (q.queryId, item, p.paragraph_id, g) for item, g in item_grades(grade).items()
