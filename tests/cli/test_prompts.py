@@ -55,7 +55,9 @@ def test_list_kind_and_user_files(cli, tmp_path):
     r = cli("prompts", "list", "--kind", "direct", "--prompt-file", f)
     assert r.returncode == 0, r.stderr
     names = [line.split()[0] for line in r.stdout.splitlines()[1:]]
-    assert sorted(names) == ["FagB", "FagB_few", "HELM", "MyRelevance", "Sun", "Sun_few", "Thomas"]
+    assert sorted(names) == [
+        "FagB", "FagB_few", "HELM", "LLMJudge", "MyRelevance", "Sun", "Sun_few", "Thomas", "UMBRELA"
+    ]  # fmt: skip
     assert "my own 0-3 relevance prompt" in r.stdout and str(f) in r.stdout
 
 

@@ -151,7 +151,10 @@ def test_paper_names_are_aliases_of_the_original_classes():
 
 def test_self_rated_flags():
     rated = {n for n, p in shipped_prompts().items() if p.prompt_info.get("is_self_rated")}
-    assert rated == {"QuestionSelfRatedUnanswerablePromptWithChoices", "NuggetSelfRatedPrompt", "Thomas"}
+    assert rated == {
+        "QuestionSelfRatedUnanswerablePromptWithChoices", "NuggetSelfRatedPrompt", "Thomas",
+        "UMBRELA", "LLMJudge",
+    }  # fmt: skip
 
 
 def test_user_prompt_file_with_alias_and_choices(tmp_path):

@@ -243,6 +243,37 @@ register_parser(
 )
 register_parser(rating_parser(2))
 
+# UMBRELA / LLMJudge 0-3 relevance answers: "##final score: 2", "M: 2, T: 1, O: 2", "Score: 3",
+# '{"final_score": 1}', or just "2". The rule follows what UMBRELA's own parser accepts: a
+# labelled final score wins, then an overall label ("O", "overall", "score", "category"), then
+# the last lone digit 0-3; each time the last occurrence; nothing found is 0, as UMBRELA records it.
+_UMBRELA_FINAL = re.compile(r"final[ _]score(?:\s+is)?\W{0,4}([0-3])(?!\.?[0-9])")
+_UMBRELA_LABEL = re.compile(
+    r"(?:\bo\b|\boverall(?:[ _]score)?|\bscore|\bcategory)(?:\s+is|\s+of)?\W{0,4}([0-3])(?!\.?[0-9])"
+)
+_UMBRELA_DIGIT = re.compile(r"(?<![0-9.])([0-3])(?!\.?[0-9])")
+
+
+def _umbrela_rule(answer: str, _gold: Sequence[str] | None = None) -> int:
+    text = answer.lower()
+    for pattern in (_UMBRELA_FINAL, _UMBRELA_LABEL, _UMBRELA_DIGIT):
+        found = pattern.findall(text)
+        if found:
+            return int(found[-1])
+    return 0
+
+
+register_parser(
+    Parser(
+        name="umbrela",
+        description="0-3 relevance (UMBRELA, LLMJudge): the last '##final score: N', else the last "
+        "'O: N' / 'score: N' / 'category N', else the last lone digit 0-3; none -> 0",
+        grades=(0, 1, 2, 3),
+        choices=None,
+        rule=_umbrela_rule,
+    )
+)
+
 _RATING_NAME = re.compile(r"rating_0_([1-9])")
 
 
