@@ -7,6 +7,7 @@ The Python API the CLI calls; files or loaded objects, with the CLI's defaults::
     print(report.to_tsv())            # also .to_json(), .to_latex(), .values("nDCG@10")
     cover("graded.jsonl.gz", k=20, bank="questions.jsonl.gz")          # min_grade 4, as the CLI
     correlate(report, "official.json")                                 # or {"run": rank} dicts
+    meta_evaluate([("auto", read_score_table("auto.tsv"))], read_score_table("manual.tsv"))
 
 Names are imported lazily (PEP 562) so that ``rubric.evaluate.labels`` and the CLI stay light:
 pytrec_eval and scipy load only when a function that needs them is used. Never imports torch
@@ -33,6 +34,11 @@ _EXPORTS = {
     "build_qrels": "rubric.evaluate.qrels",
     "cover": "rubric.evaluate.coverage",
     "correlate": "rubric.evaluate.correlation",
+    "meta_evaluate": "rubric.evaluate.meta",
+    "MetaReport": "rubric.evaluate.meta",
+    "read_score_table": "rubric.evaluate.score_tables",
+    "ScoreTable": "rubric.evaluate.score_tables",
+    "assignment_confusion": "rubric.evaluate.assignment_agreement",
     "read_official": "rubric.evaluate.correlation",
     "sweep": "rubric.evaluate.correlation",
     "compare": "rubric.evaluate.significance",

@@ -73,9 +73,9 @@ def _panel(ax, k: int, row: MetaRow, reference: str, label_runs: bool) -> dict[s
         ax.scatter(
             [paired.x[r][t] for r, t in pairs],
             [paired.y[r][t] for r, t in pairs],
-            s=9,
+            s=12,
             c=PAIR_COLOUR,
-            alpha=0.45,
+            alpha=0.5,
             linewidths=0,
             label="topic/run",
             gid=pairs_gid(k),
