@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import typer
 
@@ -22,3 +23,15 @@ def phase_app(help_text: str) -> typer.Typer:
 def info(message: str) -> None:
     """Progress and summaries go to stderr; stdout is for results."""
     print(message, file=sys.stderr, flush=True)
+
+
+def emit(text: str, output: Path | None) -> None:
+    """Results go to ``-o`` (written atomically, then named on stderr) or stdout."""
+    if output is None:
+        typer.echo(text, nl=False)
+        return
+    from rubric.data.files import atomic_write
+
+    with atomic_write(output) as f:
+        f.write(text)
+    info(f"wrote {output}")

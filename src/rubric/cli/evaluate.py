@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from rubric.cli.common import info, phase_app
+from rubric.cli.common import emit, info, phase_app
 from rubric.cli.meta import meta_command
 from rubric.cli.query_options import QUERIES, QUERY, note_absent, selection
 from rubric.cli.rag_nuggets import nuggets_command
@@ -34,16 +34,7 @@ def _prompt_type_option():
     return typer.Option(None, "--prompt-type", help="Grades of this type: question, nugget or direct.")
 
 
-def _emit(text: str, output: Path | None) -> None:
-    """Results go to ``-o`` (written atomically) or stdout."""
-    if output is None:
-        typer.echo(text, nl=False)
-        return
-    from rubric.data.files import atomic_write
-
-    with atomic_write(output) as f:
-        f.write(text)
-    info(f"wrote {output}")
+_emit = emit  # results go to -o (written atomically) or stdout
 
 
 def _check_choice(option: str, value: str, choices: tuple[str, ...]) -> None:

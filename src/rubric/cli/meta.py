@@ -12,7 +12,7 @@ from pathlib import Path
 
 import typer
 
-from rubric.cli.common import info
+from rubric.cli.common import emit, info
 from rubric.cli.query_options import QUERIES, QUERY, selection
 from rubric.errors import UserError
 
@@ -23,17 +23,6 @@ def _labelled(arg: str) -> tuple[str, str]:
     if sep and name and path and not Path(arg).exists():
         return name, path
     return arg, arg
-
-
-def _write(text: str, output: Path | None) -> None:
-    if output is None:
-        typer.echo(text, nl=False)
-        return
-    from rubric.data.files import atomic_write
-
-    with atomic_write(output) as f:
-        f.write(text)
-    info(f"wrote {output}")
 
 
 def meta_command(
@@ -148,7 +137,7 @@ def meta_command(
         confidence,
         chosen,
     )
-    _write(report.render(fmt), output)
+    emit(report.render(fmt), output)
     for note in report.notes:
         info(note)
     if per_topic is not None:
@@ -172,7 +161,7 @@ def _confusion(evaluations, reference, measures, per_topic, label_runs, fmt, out
     from rubric.evaluate.assignment_agreement import LABELS, assignment_confusion
 
     result = assignment_confusion(evaluations[0], evaluations[1], chosen)
-    _write(result.render(fmt), output)
+    emit(result.render(fmt), output)
     info(result.summary())
     if result.only_first or result.only_second:
         info(

@@ -25,6 +25,7 @@ from rubric.data.trec import Qrels, Run, read_qrels, read_runs
 from rubric.errors import UserError
 from rubric.evaluate.measures import parse_measures
 from rubric.evaluate.report import Report
+from rubric.evaluate.score_tables import is_number
 from rubric.evaluate.treceval import Evaluator
 
 
@@ -119,20 +120,12 @@ def read_scores(path: str | Path, measure: str | None = None, text: str | None =
         for line_no, r in enumerate(rows[1:], start=2):
             put(line_no, r[header.index("run")], r[column])
         return scores
-    start = 1 if len(header) >= 2 and not _is_number(header[1]) else 0
+    start = 1 if len(header) >= 2 and not is_number(header[1]) else 0
     for line_no, r in enumerate(rows[start:], start=start + 1):
         if len(r) < 2:
             raise UserError(f"{path}:{line_no}: expected run<TAB>score")
         put(line_no, r[0], r[1])
     return scores
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def as_official(official: OfficialLike, measure: str | None = None) -> Official:

@@ -153,7 +153,8 @@ def _read_file(path: Path, builder: _Builder) -> None:
         )
 
 
-def _is_number(text: str) -> bool:
+def is_number(text: str) -> bool:
+    """Does the text parse as a float (a header cell does not)?"""
     try:
         float(text)
     except ValueError:
@@ -165,7 +166,7 @@ def _looks_trec_eval(lines: list[tuple[int, str]]) -> bool:
     """Three whitespace-separated columns with a number (or a runid) last: trec_eval's output."""
     head = lines[:20]
     return all(
-        len(cols := line.split()) == 3 and (_is_number(cols[2]) or cols[0] == "runid") for _, line in head
+        len(cols := line.split()) == 3 and (is_number(cols[2]) or cols[0] == "runid") for _, line in head
     )
 
 
@@ -217,7 +218,7 @@ def _read_tsv(path: Path, lines: list[tuple[int, str]], header: list[str], build
 
 
 def _read_two_columns(path: Path, lines: list[tuple[int, str]], builder: _Builder) -> None:
-    start = 0 if _is_number(lines[0][1].split("\t")[1]) else 1  # a header line is skipped
+    start = 0 if is_number(lines[0][1].split("\t")[1]) else 1  # a header line is skipped
     for n, line in lines[start:]:
         cols = line.split("\t")
         if len(cols) != 2:
