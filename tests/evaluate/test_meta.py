@@ -233,3 +233,36 @@ def test_cli_errors(cli, user_error, tmp_path):
     two = tmp_path / "two.tsv"
     two.write_text("run\tmeasure\tquery\tvalue\nbm25\tP.5\tq1\t0.2\ntitle-match\tP.5\tq1\t0.1\n")
     user_error(cli("evaluate", "meta", two, "-R", human, "-m", "P.5"), "only 2 runs")
+
+
+def test_cli_trec_eval_reference_folder_matches_the_tsv(cli, tmp_path):
+    """trec_eval -q files (one per run, its names ndcg_cut_10 / P_5) give the same rows as our TSV."""
+    human, strict = _tiny_tables(cli, tmp_path)
+    folder = tmp_path / "trec_eval"
+    folder.mkdir()
+    for run in sorted((EXAMPLE / "runs").iterdir()):
+        r = cli("evaluate", "leaderboard", "--qrels", EXAMPLE / "qrels.txt", "--run", run, "-m", "P.5",
+                "-m", "ndcg_cut.10", "-q", "-f", "trec_eval", "-o", folder / f"{run.stem}.txt")  # fmt: skip
+        assert r.returncode == 0, r.stderr
+    assert "P_5" in (folder / "bm25.txt").read_text()
+    via_folder = cli("evaluate", "meta", strict, "-R", folder, "--resamples", "0", "-f", "json")
+    via_tsv = cli("evaluate", "meta", strict, "-R", human, "--resamples", "0", "-f", "json")
+    assert via_folder.returncode == 0, via_folder.stderr
+    a, b = json.loads(via_folder.stdout)["rows"], json.loads(via_tsv.stdout)["rows"]
+    assert [r["reference_measure"] for r in a] == ["P_5", "ndcg_cut_10"]
+    for ra, rb in zip(a, b, strict=True):
+        assert {k: v for k, v in ra.items() if k != "reference_measure"} == {
+            k: v for k, v in rb.items() if k != "reference_measure"
+        }
+
+
+def test_one_named_reference_measure_is_not_used_for_other_measures(tmp_path):
+    """A reference holding only nDCG@10 does not silently stand in for P@5."""
+    from rubric.errors import UserError
+
+    x = read_score_table(_write_long(tmp_path / "x.tsv", _scores(1, 0.3), measure="P.5"))
+    y = read_score_table(_write_long(tmp_path / "y.tsv", _scores(2, 0.3), measure="ndcg_cut.10"))
+    with pytest.raises(UserError, match="no measure is in every table"):
+        meta_evaluate([("x", x)], y, resamples=0)
+    (row,) = meta_evaluate([("x", x)], y, reference_measure="ndcg_cut_10", resamples=0).rows
+    assert (row.measure, row.reference_measure) == ("P.5", "ndcg_cut.10")

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from rubric.data.query_selection import QuerySelection
 from rubric.errors import UserError
 from rubric.evaluate.report import _fmt, _latex_escape
-from rubric.evaluate.score_tables import ScoreTable
+from rubric.evaluate.score_tables import UNNAMED, ScoreTable
 
 
 @dataclass
@@ -127,7 +127,10 @@ def pair_values(
     notes: list[str] = []
     xq = {r: chosen.restrict(v) for r, v in x.per_query.get(measure, {}).items()}
     if not any(xq.values()):
-        raise UserError(f"{x.source}: no per-query scores for {measure}; a meta-evaluation needs them")
+        raise UserError(
+            f"{x.source}: no per-query scores for {measure}; an evaluation needs them (write it with -q), "
+            "only the reference (-R) may be a run-level leaderboard"
+        )
     y_topics = y.has_topics(reference_measure)
     if not y_topics:
         y_runs_raw = y.summary.get(reference_measure, {})
@@ -428,6 +431,14 @@ class MetaReport:
         return "\n".join(lines) + "\n"
 
 
+def _holds(table: ScoreTable, measure: str) -> bool:
+    try:
+        table.resolve(measure)
+    except UserError:
+        return False
+    return True
+
+
 def meta_evaluate(
     conditions: list[tuple[str, ScoreTable]],
     reference: ScoreTable,
@@ -441,20 +452,25 @@ def meta_evaluate(
 ) -> MetaReport:
     """Agreement of every (condition, measure) with the reference, as one report.
 
-    ``measures`` default to those every condition and the reference have (any measure of the
-    conditions when the reference holds a single one, e.g. an official leaderboard);
+    ``measures`` default to those every condition and the reference have (every measure of the
+    conditions when the reference is one unnamed score per run, e.g. an official leaderboard);
     ``reference_measure`` pins the reference's measure for all rows (default: the same name).
     """
     if not 0 < confidence < 1:
         raise UserError(f"--confidence: expected a number between 0 and 1, got {confidence}")
     if resamples < 0:
         raise UserError(f"--resamples: expected 0 (no intervals) or more, got {resamples}")
-    fixed = reference.resolve(reference_measure) if reference_measure else reference.only_measure()
+    if reference_measure:
+        fixed: str | None = reference.resolve(reference_measure)
+    elif reference.only_measure() == UNNAMED:  # run<TAB>score or {"run": rank}: one unnamed score
+        fixed = UNNAMED
+    else:
+        fixed = None  # the measure of the same name
     if measures:
         wanted = list(dict.fromkeys(measures))
     else:
-        common = [m for m in conditions[0][1].measures if all(m in t.measures for _, t in conditions)]
-        wanted = common if fixed else [m for m in common if m in reference.measures]
+        tables = [t for _, t in conditions] + ([] if fixed else [reference])
+        wanted = [m for m in conditions[0][1].measures if all(_holds(t, m) for t in tables)]
         if not wanted:
             raise UserError(
                 f"no measure is in every table and in {reference.source}; name them with -m "

@@ -58,22 +58,24 @@ class ScoreTable:
         return bool(self.per_query.get(measure))
 
     def resolve(self, measure: str) -> str:
-        """The name this table uses for ``measure``: as given, trec_eval's printed form
-        (``ndcg_cut.10`` = ``ndcg_cut_10``), or in any case; an error lists what it holds."""
+        """The name this table uses for ``measure``: as given, else in trec_eval's printed form
+        (``ndcg_cut.10`` = ``ndcg_cut_10``) or another case; an error lists what it holds."""
         names = self.measures
         if measure in names:
             return measure
-        for candidate in (measure.replace(".", "_"), measure.lower()):
-            if candidate in names:
-                return candidate
-        lower = {n.lower(): n for n in names}
-        if measure.lower() in lower:
-            return lower[measure.lower()]
+        by_key = {_key(n): n for n in names}
+        if _key(measure) in by_key:
+            return by_key[_key(measure)]
         raise UserError(f"{self.source}: no scores for measure {measure!r}; it holds {', '.join(names)}")
 
     def only_measure(self) -> str | None:
         names = self.measures
         return names[0] if len(names) == 1 else None
+
+
+def _key(measure: str) -> str:
+    """Names that denote the same measure share this key: ``P.5`` ~ ``P_5`` ~ ``p_5``."""
+    return measure.lower().replace(".", "_")
 
 
 # --- reading ---------------------------------------------------------------------------------
