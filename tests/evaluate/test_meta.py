@@ -266,3 +266,22 @@ def test_one_named_reference_measure_is_not_used_for_other_measures(tmp_path):
         meta_evaluate([("x", x)], y, resamples=0)
     (row,) = meta_evaluate([("x", x)], y, reference_measure="ndcg_cut_10", resamples=0).rows
     assert (row.measure, row.reference_measure) == ("P.5", "ndcg_cut.10")
+
+
+def test_conditions_with_different_measures_share_one_table(tmp_path):
+    """Rubric-Qrels nDCG@10 and Cover@10 against the human nDCG@10 in one call."""
+    from rubric.errors import UserError
+
+    qrels = read_score_table(_write_long(tmp_path / "q.tsv", _scores(1, 0.3), measure="ndcg_cut.10"))
+    cover = read_score_table(_write_long(tmp_path / "c.tsv", _scores(3, 0.3), measure="cover@10"))
+    human = read_score_table(_write_long(tmp_path / "h.tsv", _scores(2, 0.3), measure="ndcg_cut.10"))
+    report = meta_evaluate(
+        [("qrels", qrels), ("cover", cover)], human, ["ndcg_cut.10", "cover@10"], "ndcg_cut.10", resamples=0
+    )
+    assert [(r.condition, r.measure) for r in report.rows] == [
+        ("qrels", "ndcg_cut.10"),
+        ("cover", "cover@10"),
+    ]
+    assert "qrels: no cover@10 scores; no row for it" in report.notes
+    with pytest.raises(UserError, match="no scores for measure 'map'"):
+        meta_evaluate([("qrels", qrels), ("cover", cover)], human, ["map"], "ndcg_cut.10", resamples=0)

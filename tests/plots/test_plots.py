@@ -123,3 +123,14 @@ def test_missing_matplotlib_says_how_to_install(cli, user_error, tmp_path):
     )
     user_error(r, "matplotlib", "pip install 'rubric-workbench[plot]'")
     assert not (tmp_path / "f.png").exists()
+
+
+def test_conditions_with_different_measures_are_laid_out_in_order(tmp_path):
+    a = ScoreTable("a", per_query=_table("a", 1, 5, 4, ("ndcg",)).per_query)
+    b = ScoreTable("b", per_query=_table("b", 2, 5, 4, ("cover",)).per_query)
+    report = meta_evaluate(
+        [("a", a), ("b", b)], _table("h", 3, 5, 4, ("ndcg",)), ["ndcg", "cover"], "ndcg", resamples=0
+    )
+    path = tmp_path / "f.png"
+    meta_scatter(report.rows, path, "h")
+    assert _png_size(path.read_bytes()) == figure_pixels(report.rows) == (800, 400)  # side by side, not 2 x 2

@@ -455,6 +455,8 @@ def meta_evaluate(
     ``measures`` default to those every condition and the reference have (every measure of the
     conditions when the reference is one unnamed score per run, e.g. an official leaderboard);
     ``reference_measure`` pins the reference's measure for all rows (default: the same name).
+    A named measure that a condition lacks gives no row for it (noted); one no table has is an
+    error.
     """
     if not 0 < confidence < 1:
         raise UserError(f"--confidence: expected a number between 0 and 1, got {confidence}")
@@ -478,8 +480,14 @@ def meta_evaluate(
             )
     rows: list[MetaRow] = []
     notes: list[str] = []
+    for m in wanted:
+        if not any(_holds(t, m) for _, t in conditions):
+            conditions[0][1].resolve(m)  # the error that lists what the tables hold
     for name, table in conditions:
         for m in wanted:
+            if not _holds(table, m):
+                notes.append(f"{name}: no {m} scores; no row for it")
+                continue
             mx = table.resolve(m)
             my = fixed or reference.resolve(m)
             paired, row_notes = pair_values(table, reference, mx, my, digits, queries)

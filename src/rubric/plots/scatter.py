@@ -1,8 +1,9 @@
 """Figure 4 of "The Great Nugget Recall": an evaluation against a reference, run by run.
 
 One panel per (condition, measure) of a meta-evaluation (rows: conditions, columns: measures,
-as in the paper). The x axis is the evaluation, the y axis the reference. Large red circles are
-runs (their mean scores), small blue dots every topic/run pair; the box in the lower right gives
+as in the paper; conditions with different measures: the panels in order, 3 per line). The x
+axis is the evaluation, the y axis the reference. Large red circles are runs (their mean
+scores), small blue dots every topic/run pair; the box in the lower right gives
 Kendall's tau at the run level, over all topic/run pairs and as the average of per-topic taus.
 In SVG each run's circle carries the run name as a ``<title>`` (shown on hover); ``label_runs``
 also writes the names next to the circles. A reference of official ranks is drawn rank 1 on top.
@@ -28,19 +29,24 @@ def pairs_gid(panel: int) -> str:
     return f"pairs-{panel}"
 
 
-def grid(rows: list[MetaRow]) -> tuple[list[str], list[str]]:
-    """The panel grid: conditions (rows) x measures (columns), in their first-seen order."""
+def layout(rows: list[MetaRow]) -> tuple[int, int, list[tuple[int, int]]]:
+    """Rows and columns of panels and each row's place: conditions x measures as in the paper
+    when every condition has every measure, else the panels in order, at most 3 per line."""
     conditions = list(dict.fromkeys(r.condition for r in rows))
     measures = list(dict.fromkeys(r.measure for r in rows))
-    return conditions, measures
+    if len(rows) == len(conditions) * len(measures):
+        places = [(conditions.index(r.condition), measures.index(r.measure)) for r in rows]
+        return len(conditions), len(measures), places
+    ncols = min(3, len(rows))
+    return -(-len(rows) // ncols), ncols, [divmod(k, ncols) for k in range(len(rows))]
 
 
 def figure_pixels(rows: list[MetaRow]) -> tuple[int, int]:
     """Width and height of the figure in pixels."""
     from rubric.plots import DPI
 
-    conditions, measures = grid(rows)
-    return round(len(measures) * PANEL_INCHES * DPI), round(len(conditions) * PANEL_INCHES * DPI)
+    nrows, ncols, _ = layout(rows)
+    return round(ncols * PANEL_INCHES * DPI), round(nrows * PANEL_INCHES * DPI)
 
 
 def _fmt(value: float) -> str:
@@ -50,14 +56,15 @@ def _fmt(value: float) -> str:
 def meta_scatter(rows: list[MetaRow], path: str | Path, reference: str, label_runs: bool = False) -> None:
     """Draw the scatter plots of these rows into ``path`` (.png, .svg or .pdf)."""
     fmt = plot_format(path)
-    conditions, measures = grid(rows)
+    nrows, ncols, places = layout(rows)
     titles: dict[str, str] = {}
     with style():
-        fig = new_figure(len(measures) * PANEL_INCHES, len(conditions) * PANEL_INCHES)
-        axes = fig.subplots(len(conditions), len(measures), squeeze=False)
-        for k, row in enumerate(rows):
-            ax = axes[conditions.index(row.condition)][measures.index(row.measure)]
-            titles.update(_panel(ax, k, row, reference, label_runs))
+        fig = new_figure(ncols * PANEL_INCHES, nrows * PANEL_INCHES)
+        axes = fig.subplots(nrows, ncols, squeeze=False)
+        for k, (row, (i, j)) in enumerate(zip(rows, places, strict=True)):
+            titles.update(_panel(axes[i][j], k, row, reference, label_runs))
+        for ax in axes.flat[len(rows) :] if len(places) < nrows * ncols else []:
+            ax.set_axis_off()  # the unused places of the last line
         data = render(fig, fmt)
     if fmt == "svg":
         data = svg_titles(data, titles)
