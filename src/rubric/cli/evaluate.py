@@ -82,6 +82,13 @@ def qrels_command(
     per_item: bool = typer.Option(
         False, "--per-item", help="One line per (passage, item), item id in column 2 (intent-aware qrels)."
     ),
+    prefer: str | None = typer.Option(
+        None,
+        "--prefer",
+        help="Prompt class whose item grades win where they exist, e.g. HumanReview (the reviewers' "
+        "grades from `rubric verify apply`); the selected grades count elsewhere. Several reviewers of "
+        "one cell: their lower median. [default: none]",
+    ),
     query: list[str] = QUERY,
     queries: Path | None = QUERIES,
 ) -> None:
@@ -102,13 +109,17 @@ def qrels_command(
         _check_choice("--prompt-type", prompt_type, ("question", "nugget", "direct"))
     rule = LabelRule.parse(label, min_grade)
     chosen = selection(query, queries)
-    result = build_qrels(graded, GradeFilter(prompt_class, llm, prompt_type), rule, per_item, queries=chosen)
+    result = build_qrels(
+        graded, GradeFilter(prompt_class, llm, prompt_type), rule, per_item, queries=chosen, prefer=prefer
+    )
     note_absent(result.absent, str(graded), "selected")
     write_qrels(output, result.rows)
     info(
         f"wrote {output}: {len(result.rows)} lines from {result.passages - result.ungraded} graded passages "
         f"({result.kind})"
     )
+    if prefer is not None:
+        info(f"{result.preferred} passages have {prefer} grades, which replace the others' on their items")
     if result.ungraded:
         info(f"{result.ungraded} of {result.passages} passages have no such grade and got no line")
 

@@ -253,6 +253,12 @@ def agreement_command(
     judgments_file: Path | None = typer.Option(
         None, "--judgments", help="Human qrels to compare against (default: the judgments in GRADED)."
     ),
+    reviews: bool = typer.Option(
+        False,
+        "--reviews",
+        help="Compare cell by cell the selected LLM grades with the HumanReview grades of `rubric verify "
+        "apply`: kappa of the LLM against each reviewer and between reviewers, on the cells both graded.",
+    ),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, md or latex (booktabs)."),
     output: Path | None = OUT_OPT,
     query: list[str] = QUERY,
@@ -264,6 +270,8 @@ def agreement_command(
     precision, recall and F1. Works for self-rated, answer-verification and direct prompts, and
     for imported LLM qrels (--labels). Only passages with both a label and a judgment count.
 
+    With --reviews: the LLM's item grades against the reviewers' (see `rubric verify apply`).
+
     Example: rubric verify agreement graded.jsonl.gz --min-relevant-judgment 2
     --prompt-class QuestionSelfRatedUnanswerablePromptWithChoices --format latex
     """
@@ -274,6 +282,15 @@ def agreement_command(
     from rubric.verify.matrix import judgments, passage_labels
 
     _check_format(fmt, ("tsv", "md", "latex"))
+    if reviews:
+        if graded is None or labels is not None or judgments_file is not None:
+            raise UserError("--reviews: give GRADED (with HumanReview grades), not --labels or --judgments")
+        if prompt_class and len(prompt_class) > 1:
+            raise UserError("--reviews: give at most one --prompt-class (the LLM grades to compare)")
+        _reviewer_agreement(
+            graded, prompt_class[0] if prompt_class else None, llm, prompt_type, query, queries, fmt, output
+        )
+        return
     rule = LabelRule.parse(label, min_grade)
     mapping = GradeMap.parse(grade_map) if grade_map else None
     chosen = selection(query, queries)
@@ -331,6 +348,113 @@ def agreement_command(
             f"vs judgment >= {min_relevant}; multiclass kappa {ag.multiclass_kappa():.4f}"
         )
     _emit(tables, fmt, output)
+
+
+def _reviewer_agreement(graded, prompt_class, llm, prompt_type, query, queries, fmt, output) -> None:
+    """`verify agreement --reviews`: the LLM against each reviewer, and reviewers against each other."""
+    from rubric.data.select import GradeFilter
+    from rubric.verify.matrix import read_selected
+    from rubric.verify.reviewers import agreement_tables, rater_grades
+
+    passages = read_selected(graded, selection(query, queries))
+    note_absent(passages.absent, str(graded), "selected")
+    kind, raters = rater_grades(passages.queries, GradeFilter(prompt_class, llm, prompt_type), str(graded))
+    tables = agreement_tables(raters)
+    for row in tables[0].rows:
+        a, b, n, kappa = row[0], row[1], row[2], row[4]
+        info(f"{a} vs {b}: {n} cells" + (f", kappa {kappa:.4f}" if isinstance(kappa, float) else ""))
+    _emit(tables, fmt, output)
+
+
+@app.command("apply")
+def apply_command(
+    files: list[Path] = typer.Argument(
+        ...,
+        help="REVIEW.json [REVIEW2.json ...] GRADED: review files exported by the review page, "
+        "then the graded passages file they review.",
+    ),
+    output: Path = typer.Option(
+        ..., "--output", "-o", help="Graded file to write, with the HumanReview grades."
+    ),
+    bank: Path | None = typer.Option(None, "--bank", help="Bank to apply the reviewers' item edits to."),
+    bank_out: Path | None = typer.Option(None, "--bank-out", help="Where to write the edited bank."),
+    summary: Path | None = typer.Option(
+        None, "--summary", help="Also write a JSON summary: reviewers, counts, conflicts, notes."
+    ),
+    force: bool = typer.Option(
+        False, "--force", help="Apply reviews made from another file (sha256 mismatch) anyway."
+    ),
+) -> None:
+    """Feed reviews back: human grades become HumanReview grade records, item edits edit the bank.
+
+    Each reviewer's grades of a passage become one exam_grades record (prompt class HumanReview,
+    llm human:NAME, self-ratings 0-5; a confirmation records the LLM's grade), replacing that
+    reviewer's earlier ones; the LLM's grades stay. Every later command reads them: e.g.
+    `rubric evaluate qrels OUT --prefer HumanReview`, `rubric verify agreement OUT --reviews`.
+    Removals, rewrites and additions go to --bank-out as `rubric bank edit` applies them.
+    Reviewers who grade one cell differently are listed (both grades are kept); conflicting
+    edits of one item are an error. A review of another file (its sha256) is an error unless --force.
+
+    Example: rubric verify apply alice.json bob.json graded.jsonl.gz -o reviewed.jsonl.gz
+    --bank questions.jsonl.gz --bank-out questions-v2.jsonl.gz
+    """
+    from rubric.data.jsonl import read_bank, write_bank
+    from rubric.errors import UserError
+    from rubric.verify.apply import (
+        apply_bank_edits,
+        apply_reviews,
+        check_bank_edits,
+        check_sources,
+        summary_json,
+    )
+    from rubric.verify.review import file_sha256, read_reviews
+
+    if len(files) < 2:
+        raise UserError("give one or more review files, then the graded file they review")
+    *review_files, graded = files
+    if (bank is None) != (bank_out is None):
+        raise UserError("--bank and --bank-out go together: the bank to edit and where to write it")
+    if not graded.is_file():
+        raise UserError(f"{graded}: no such file")
+    reviews = read_reviews(review_files)
+    for line in check_sources(reviews, graded, file_sha256(graded), force):
+        info(f"warning: {line}")
+    banks = None
+    if bank is not None:
+        banks = list(read_bank(bank))
+        check_bank_edits(banks, reviews)  # before anything is written
+    report = apply_reviews(graded, reviews, output)
+    info(
+        f"wrote {output}: {report.records} HumanReview records"
+        + (f" (replacing {report.replaced} earlier ones)" if report.replaced else "")
+    )
+    for line in report.lines():
+        info(line)
+    edits = None
+    if banks is not None and bank_out is not None:
+        banks, edits = apply_bank_edits(banks, reviews)
+        write_bank(bank_out, banks)
+        for message in edits.messages:
+            info(message)
+        info(f"wrote {bank_out}: {edits.added} added, {edits.removed} removed, {edits.rewritten} rewritten")
+    elif reviews.bank_edits:
+        info(f"warning: {len(reviews.bank_edits)} item edits not applied; give --bank and --bank-out")
+    for c in report.conflicts[:20]:
+        info(c.line())
+    if len(report.conflicts) > 20:
+        info(f"... {len(report.conflicts) - 20} more conflicts" + (f" in {summary}" if summary else ""))
+    if report.conflicts:
+        info(f"{len(report.conflicts)} cells graded differently by reviewers (each reviewer's grade is kept)")
+    for note in reviews.notes[:20]:
+        info(f"note {note.reviewer} {note.where}: {note.text}")
+    if len(reviews.notes) > 20:
+        info(f"... {len(reviews.notes) - 20} more notes" + (f" in {summary}" if summary else ""))
+    if summary is not None:
+        from rubric.data.files import atomic_write
+
+        with atomic_write(summary) as f:
+            f.write(summary_json(reviews, report, edits))
+        info(f"wrote {summary}")
 
 
 @app.command("impact")
@@ -416,6 +540,7 @@ def html_command(
     """
     from rubric.data.files import atomic_write
     from rubric.verify.html import render_page
+    from rubric.verify.review import file_sha256
 
     m = _matrix(graded, prompt_class, llm, prompt_type, answer_prompt, queries=selection(query, queries))
     page = render_page(
@@ -425,6 +550,7 @@ def html_command(
         min_judgment=min_judgment,
         spurious_min=spurious_min,
         title=title,
+        source={"file": graded.name, "sha256": file_sha256(graded)},
     )
     with atomic_write(output) as f:
         f.write(page)

@@ -4,7 +4,8 @@ The grades of one (prompt class, LLM) are chosen with a :class:`~rubric.data.sel
 (an empty or ambiguous choice is an error listing what the file holds) and turned into labels by
 a :class:`~rubric.evaluate.labels.LabelRule`. The qrels feed trec_eval measures, with ``-l`` as
 the grade threshold. ``per_item`` writes one line per (passage, item) instead, the item id in
-column 2, for intent-aware measures.
+column 2, for intent-aware measures. ``prefer`` names a prompt class (``HumanReview``: the grades
+of `rubric verify apply`) whose item grades replace the selected grades wherever they exist.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from rubric.data.models import ExamGrades, Grades, QueryWithFullParagraphList
 from rubric.data.query_selection import QuerySelection
 from rubric.data.select import DIRECT, GradeFilter, GradeKind, resolve_filter
 from rubric.errors import UserError
-from rubric.evaluate.labels import LabelRule, item_grades, passage_label
+from rubric.evaluate.labels import LabelRule, item_grades, passage_label, preferred_grades
 
 QrelsRow = tuple[str, str, str, int]
 
@@ -29,6 +30,7 @@ class QrelsResult:
     ungraded: int = 0  # passages without a grade of the selected kind (no line written)
     passages: int = 0
     absent: list[str] = field(default_factory=list)  # selected queries the file lacks
+    preferred: int = 0  # passages whose label uses a grade of the preferred prompt class
 
 
 def _selected(grades: list[ExamGrades | Grades], kind: GradeKind) -> ExamGrades | Grades | None:
@@ -46,12 +48,16 @@ def build_qrels(
     per_item: bool = False,
     source: str | None = None,
     queries: QuerySelection | Iterable[str] | None = None,
+    prefer: str | None = None,
 ) -> QrelsResult:
     """Labels for every passage graded by the one kind of grades ``selection`` picks.
 
     ``passages`` is a graded passages file or its loaded queries; the defaults are the CLI's
     (``--label max``: the best item grade). ``queries`` keeps only these query ids
-    (``absent`` lists the selected ids the file lacks).
+    (``absent`` lists the selected ids the file lacks). ``prefer``: item grades of this prompt
+    class (of the same prompt type) win over the selected ones where they exist (several such
+    records: their lower median, see :func:`~rubric.evaluate.labels.preferred_grades`); a
+    passage graded only by them is labelled from them alone.
     """
     chosen = QuerySelection.of(queries)
     if not isinstance(passages, list):
@@ -62,7 +68,13 @@ def build_qrels(
     source = source or "input"
     absent = chosen.check_present([q.queryId for q in passages], source)
     passages = list(chosen.select(passages, lambda q: q.queryId))
-    kind = resolve_filter(passages, selection, source)
+    if prefer is not None and selection.prompt_class == prefer:
+        raise UserError(
+            f"--prefer {prefer}: also selected with --prompt-class; select the grades to fall back to"
+        )
+    kind = resolve_filter(passages, selection, source, exclude_prompt_class=prefer)
+    if prefer is not None:
+        return _preferring(passages, kind, prefer, rule, per_item, source, absent)
     if per_item and kind.prompt_type == DIRECT:
         raise UserError(
             f"--per-item: {source} holds direct grades ({kind.prompt_class}), which grade the passage "
@@ -83,4 +95,43 @@ def build_qrels(
                 )
             else:
                 result.rows.append((q.queryId, "0", p.paragraph_id, passage_label(grade, rule)))
+    return result
+
+
+def _preferring(
+    passages: list[QueryWithFullParagraphList],
+    kind: GradeKind,
+    prefer: str,
+    rule: LabelRule,
+    per_item: bool,
+    source: str,
+    absent: list[str],
+) -> QrelsResult:
+    """:func:`build_qrels` with the item grades of ``prefer`` records over those of ``kind``."""
+    if kind.prompt_type == DIRECT:
+        raise UserError(
+            f"--prefer {prefer}: {source} selects direct grades ({kind.prompt_class}), which grade no items"
+        )
+    favoured = GradeFilter(prefer, None, kind.prompt_type)
+    if not any(favoured.select(p) for q in passages for p in q.paragraphs):
+        raise UserError(
+            f"--prefer {prefer}: {source} holds no {kind.prompt_type} grades of prompt class {prefer} "
+            "(`rubric verify apply` writes HumanReview grades)"
+        )
+    result = QrelsResult(kind=kind, absent=absent)
+    for q in passages:
+        for p in q.paragraphs:
+            result.passages += 1
+            base = _selected(p.exam_grades or [], kind)
+            preferred = [g for g in favoured.select(p) if isinstance(g, ExamGrades)]
+            if base is None and not preferred:
+                result.ungraded += 1
+                continue
+            assert base is None or isinstance(base, ExamGrades)
+            grades = preferred_grades(base, preferred)
+            result.preferred += bool(preferred)
+            if per_item:
+                result.rows.extend((q.queryId, item, p.paragraph_id, g) for item, g in grades.items())
+            else:
+                result.rows.append((q.queryId, "0", p.paragraph_id, rule.apply(list(grades.values()))))
     return result
