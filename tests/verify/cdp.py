@@ -28,8 +28,8 @@ FLAGS = (
     "--disable-sync",
     "--no-first-run",
     "--hide-scrollbars",
-    "--remote-debugging-pipe",
 )
+"""Every test's Chromium: headless, nothing fetched in the background (give it a fresh --user-data-dir)."""
 
 
 class CDPError(RuntimeError):
@@ -50,7 +50,14 @@ class Browser:
             os.dup2(b, 4)
 
         self.proc = subprocess.Popen(
-            [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", f"--window-size={window}", "about:blank"],
+            [
+                CHROMIUM,
+                *FLAGS,
+                "--remote-debugging-pipe",
+                f"--user-data-dir={profile}",
+                f"--window-size={window}",
+                "about:blank",
+            ],  # fmt: skip
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

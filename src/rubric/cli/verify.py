@@ -11,7 +11,8 @@ from rubric.cli.query_options import QUERIES, QUERY, note_absent, selection
 
 app = phase_app(
     "Check the grader and the bank: grades with answers, grids, uncovered relevant passages, "
-    "spurious items, agreement with human judgments, the impact of a bank edit, an HTML review page."
+    "spurious items, agreement with human judgments, the impact of a bank edit, an HTML review page "
+    "where humans correct grades and items, and `apply` to feed their reviews back."
 )
 
 GRADED_HELP = "Graded passages file (.jsonl.gz) from `rubric grade` or the original workbench."
@@ -366,10 +367,114 @@ def _reviewer_agreement(graded, prompt_class, llm, prompt_type, query, queries, 
     _emit(tables, fmt, output)
 
 
+@app.command("impact")
+def impact_command(
+    graded: Path = typer.Argument(..., help=GRADED_HELP),
+    bank_before: Path = typer.Option(..., "--bank-before", "-a", help="The bank before the edit."),
+    bank_after: Path = typer.Option(..., "--bank-after", "-b", help="The bank after the edit."),
+    prompt_class: str | None = _prompt_opt("--prompt-class", "-p"),
+    llm: str | None = LLM_OPT,
+    prompt_type: str | None = TYPE_OPT,
+    label: str = typer.Option(
+        "max", "--label", help="Passage label from item grades: max, count (items >= --min-grade) or nth:M."
+    ),
+    min_grade: int = typer.Option(1, "--min-grade", help="Item grade that counts for --label count."),
+    needs_grading: Path | None = typer.Option(
+        None, "--needs-grading", help="Also write the new bank's items that still need grading as a bank."
+    ),
+    fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, csv or md."),
+    output: Path | None = OUT_OPT,
+    query: list[str] = QUERY,
+    queries: Path | None = QUERIES,
+) -> None:
+    """Which passages change label (and by how much) when the bank is edited, without regrading.
+
+    Items are matched by id (query/md5 of the text): an edited item is removed + added. Items of
+    the new bank without grades are listed as needing grading and do not count yet.
+
+    Example: rubric verify impact graded.jsonl.gz --bank-before bank.jsonl.gz
+    --bank-after bank-edited.jsonl.gz --needs-grading todo-bank.jsonl.gz
+    """
+    from rubric.data.jsonl import read_bank, write_bank
+    from rubric.evaluate.labels import LabelRule
+    from rubric.verify.impact import bank_impact, needs_grading_banks
+
+    _check_format(fmt)
+    rule = LabelRule.parse(label, min_grade)
+    chosen = selection(query, queries)
+    before = list(chosen.select(read_bank(bank_before), lambda b: b.query_id))
+    after = list(chosen.select(read_bank(bank_after), lambda b: b.query_id))
+    m = _matrix(graded, prompt_class, llm, prompt_type, "rating", items=True, queries=chosen)
+    result = bank_impact(m, before, after, rule)
+    _emit([result.items_table(), result.changes_table()], fmt, output)
+    if needs_grading is not None:
+        n = write_bank(needs_grading, needs_grading_banks(after, result))
+        info(f"wrote {needs_grading}: {n} banks with items to grade")
+    info(result.changes_table().notes[0] + "; " + result.items_table().notes[0])
+
+
+@app.command("html")
+def html_command(
+    graded: Path = typer.Argument(..., help=GRADED_HELP),
+    output: Path = typer.Option(..., "--output", "-o", help="HTML file to write."),
+    prompt_class: str | None = _prompt_opt("--prompt-class", "--rating-prompt", "-p"),
+    answer_prompt: str = ANSWER_OPT,
+    llm: str | None = LLM_OPT,
+    prompt_type: str | None = TYPE_OPT,
+    bank: list[Path] = BANK_OPT,
+    min_grade: int = typer.Option(4, "--min-grade", "-t", help="Initial grade threshold of the filters."),
+    min_judgment: int = typer.Option(
+        1,
+        "--min-relevant-judgment",
+        "--min-judgment",
+        "-j",
+        help="Initial 'judged relevant' level of the page's filters (changeable in the page). "
+        + DL_JUDGMENT_HINT,
+    ),
+    spurious_min: int = typer.Option(
+        5,
+        "--spurious-min",
+        min=1,
+        help="Initial spurious-item rule: graded >= --min-grade on this many passages judged non-relevant.",
+    ),
+    title: str = typer.Option("rubric verify", "--title", help="Page title."),
+    query: list[str] = QUERY,
+    queries: Path | None = QUERIES,
+) -> None:
+    """One self-contained HTML review page: per query a colour-scaled passages x items grid.
+
+    Hover a cell for the extracted answer, click a passage for its text; filters show only
+    uncovered relevant passages or spurious items. No server, no network: open it from disk.
+    Reviewers correct or confirm grades, remove, rewrite or add items and write notes (kept in
+    the browser per file), then "Export review" saves a JSON file for `rubric verify apply`.
+
+    Example: rubric verify html graded.jsonl.gz --bank bank.jsonl.gz -o review.html
+    """
+    from rubric.data.files import atomic_write
+    from rubric.verify.html import render_page
+    from rubric.verify.review import file_sha256
+
+    m = _matrix(graded, prompt_class, llm, prompt_type, answer_prompt, queries=selection(query, queries))
+    page = render_page(
+        m,
+        _texts(bank),
+        min_grade=min_grade,
+        min_judgment=min_judgment,
+        spurious_min=spurious_min,
+        title=title,
+        source={"file": graded.name, "sha256": file_sha256(graded)},
+    )
+    with atomic_write(output) as f:
+        f.write(page)
+    n = sum(len(q.passages) for q in m.queries)
+    info(f"wrote {output}: {len(m.queries)} queries, {n} passages, {len(page) // 1024} KiB")
+
+
 @app.command("apply")
 def apply_command(
     files: list[Path] = typer.Argument(
         ...,
+        metavar="REVIEW.json... GRADED",
         help="REVIEW.json [REVIEW2.json ...] GRADED: review files exported by the review page, "
         "then the graded passages file they review.",
     ),
@@ -455,104 +560,3 @@ def apply_command(
         with atomic_write(summary) as f:
             f.write(summary_json(reviews, report, edits))
         info(f"wrote {summary}")
-
-
-@app.command("impact")
-def impact_command(
-    graded: Path = typer.Argument(..., help=GRADED_HELP),
-    bank_before: Path = typer.Option(..., "--bank-before", "-a", help="The bank before the edit."),
-    bank_after: Path = typer.Option(..., "--bank-after", "-b", help="The bank after the edit."),
-    prompt_class: str | None = _prompt_opt("--prompt-class", "-p"),
-    llm: str | None = LLM_OPT,
-    prompt_type: str | None = TYPE_OPT,
-    label: str = typer.Option(
-        "max", "--label", help="Passage label from item grades: max, count (items >= --min-grade) or nth:M."
-    ),
-    min_grade: int = typer.Option(1, "--min-grade", help="Item grade that counts for --label count."),
-    needs_grading: Path | None = typer.Option(
-        None, "--needs-grading", help="Also write the new bank's items that still need grading as a bank."
-    ),
-    fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, csv or md."),
-    output: Path | None = OUT_OPT,
-    query: list[str] = QUERY,
-    queries: Path | None = QUERIES,
-) -> None:
-    """Which passages change label (and by how much) when the bank is edited, without regrading.
-
-    Items are matched by id (query/md5 of the text): an edited item is removed + added. Items of
-    the new bank without grades are listed as needing grading and do not count yet.
-
-    Example: rubric verify impact graded.jsonl.gz --bank-before bank.jsonl.gz
-    --bank-after bank-edited.jsonl.gz --needs-grading todo-bank.jsonl.gz
-    """
-    from rubric.data.jsonl import read_bank, write_bank
-    from rubric.evaluate.labels import LabelRule
-    from rubric.verify.impact import bank_impact, needs_grading_banks
-
-    _check_format(fmt)
-    rule = LabelRule.parse(label, min_grade)
-    chosen = selection(query, queries)
-    before = list(chosen.select(read_bank(bank_before), lambda b: b.query_id))
-    after = list(chosen.select(read_bank(bank_after), lambda b: b.query_id))
-    m = _matrix(graded, prompt_class, llm, prompt_type, "rating", items=True, queries=chosen)
-    result = bank_impact(m, before, after, rule)
-    _emit([result.items_table(), result.changes_table()], fmt, output)
-    if needs_grading is not None:
-        n = write_bank(needs_grading, needs_grading_banks(after, result))
-        info(f"wrote {needs_grading}: {n} banks with items to grade")
-    info(result.changes_table().notes[0] + "; " + result.items_table().notes[0])
-
-
-@app.command("html")
-def html_command(
-    graded: Path = typer.Argument(..., help=GRADED_HELP),
-    output: Path = typer.Option(..., "--output", "-o", help="HTML file to write."),
-    prompt_class: str | None = _prompt_opt("--prompt-class", "--rating-prompt", "-p"),
-    answer_prompt: str = ANSWER_OPT,
-    llm: str | None = LLM_OPT,
-    prompt_type: str | None = TYPE_OPT,
-    bank: list[Path] = BANK_OPT,
-    min_grade: int = typer.Option(4, "--min-grade", "-t", help="Initial grade threshold of the filters."),
-    min_judgment: int = typer.Option(
-        1,
-        "--min-relevant-judgment",
-        "--min-judgment",
-        "-j",
-        help="Initial 'judged relevant' level of the page's filters (changeable in the page). "
-        + DL_JUDGMENT_HINT,
-    ),
-    spurious_min: int = typer.Option(
-        5,
-        "--spurious-min",
-        min=1,
-        help="Initial spurious-item rule: graded >= --min-grade on this many passages judged non-relevant.",
-    ),
-    title: str = typer.Option("rubric verify", "--title", help="Page title."),
-    query: list[str] = QUERY,
-    queries: Path | None = QUERIES,
-) -> None:
-    """One self-contained HTML review page: per query a colour-scaled passages x items grid.
-
-    Hover a cell for the extracted answer, click a passage for its text; filters show only
-    uncovered relevant passages or spurious items. No server, no network: open it from disk.
-
-    Example: rubric verify html graded.jsonl.gz --bank bank.jsonl.gz -o review.html
-    """
-    from rubric.data.files import atomic_write
-    from rubric.verify.html import render_page
-    from rubric.verify.review import file_sha256
-
-    m = _matrix(graded, prompt_class, llm, prompt_type, answer_prompt, queries=selection(query, queries))
-    page = render_page(
-        m,
-        _texts(bank),
-        min_grade=min_grade,
-        min_judgment=min_judgment,
-        spurious_min=spurious_min,
-        title=title,
-        source={"file": graded.name, "sha256": file_sha256(graded)},
-    )
-    with atomic_write(output) as f:
-        f.write(page)
-    n = sum(len(q.passages) for q in m.queries)
-    info(f"wrote {output}: {len(m.queries)} queries, {n} passages, {len(page) // 1024} KiB")

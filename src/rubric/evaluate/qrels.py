@@ -18,7 +18,7 @@ from rubric.data.models import ExamGrades, Grades, QueryWithFullParagraphList
 from rubric.data.query_selection import QuerySelection
 from rubric.data.select import DIRECT, GradeFilter, GradeKind, resolve_filter
 from rubric.errors import UserError
-from rubric.evaluate.labels import LabelRule, item_grades, passage_label, preferred_grades
+from rubric.evaluate.labels import LabelRule, direct_grade, preferred_grades
 
 QrelsRow = tuple[str, str, str, int]
 
@@ -73,41 +73,37 @@ def build_qrels(
             f"--prefer {prefer}: also selected with --prompt-class; select the grades to fall back to"
         )
     kind = resolve_filter(passages, selection, source, exclude_prompt_class=prefer)
-    if prefer is not None:
-        return _preferring(passages, kind, prefer, rule, per_item, source, absent)
     if per_item and kind.prompt_type == DIRECT:
         raise UserError(
             f"--per-item: {source} holds direct grades ({kind.prompt_class}), which grade the passage "
             "as a whole; per-item qrels need question or nugget grades"
         )
+    favoured = _favoured(passages, kind, prefer, source) if prefer is not None else None
     result = QrelsResult(kind=kind, absent=absent)
     for q in passages:
         for p in q.paragraphs:
             result.passages += 1
             grade = _selected([*(p.exam_grades or []), *(p.grades or [])], kind)
-            if grade is None:
+            preferred = [g for g in favoured.select(p) if isinstance(g, ExamGrades)] if favoured else []
+            if grade is None and not preferred:
                 result.ungraded += 1
                 continue
+            if isinstance(grade, Grades):
+                result.rows.append((q.queryId, "0", p.paragraph_id, direct_grade(grade)))
+                continue
+            result.preferred += bool(preferred)
+            grades = preferred_grades(grade, preferred)
             if per_item:
-                assert isinstance(grade, ExamGrades)
-                result.rows.extend(
-                    (q.queryId, item, p.paragraph_id, g) for item, g in item_grades(grade).items()
-                )
+                result.rows.extend((q.queryId, item, p.paragraph_id, g) for item, g in grades.items())
             else:
-                result.rows.append((q.queryId, "0", p.paragraph_id, passage_label(grade, rule)))
+                result.rows.append((q.queryId, "0", p.paragraph_id, rule.apply(list(grades.values()))))
     return result
 
 
-def _preferring(
-    passages: list[QueryWithFullParagraphList],
-    kind: GradeKind,
-    prefer: str,
-    rule: LabelRule,
-    per_item: bool,
-    source: str,
-    absent: list[str],
-) -> QrelsResult:
-    """:func:`build_qrels` with the item grades of ``prefer`` records over those of ``kind``."""
+def _favoured(
+    passages: list[QueryWithFullParagraphList], kind: GradeKind, prefer: str, source: str
+) -> GradeFilter:
+    """The grades ``--prefer`` names, of the selected kind's items (an error where there are none)."""
     if kind.prompt_type == DIRECT:
         raise UserError(
             f"--prefer {prefer}: {source} selects direct grades ({kind.prompt_class}), which grade no items"
@@ -118,20 +114,4 @@ def _preferring(
             f"--prefer {prefer}: {source} holds no {kind.prompt_type} grades of prompt class {prefer} "
             "(`rubric verify apply` writes HumanReview grades)"
         )
-    result = QrelsResult(kind=kind, absent=absent)
-    for q in passages:
-        for p in q.paragraphs:
-            result.passages += 1
-            base = _selected(p.exam_grades or [], kind)
-            preferred = [g for g in favoured.select(p) if isinstance(g, ExamGrades)]
-            if base is None and not preferred:
-                result.ungraded += 1
-                continue
-            assert base is None or isinstance(base, ExamGrades)
-            grades = preferred_grades(base, preferred)
-            result.preferred += bool(preferred)
-            if per_item:
-                result.rows.extend((q.queryId, item, p.paragraph_id, g) for item, g in grades.items())
-            else:
-                result.rows.append((q.queryId, "0", p.paragraph_id, rule.apply(list(grades.values()))))
-    return result
+    return favoured

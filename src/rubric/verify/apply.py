@@ -226,7 +226,10 @@ def check_sources(reviews: ReviewSet, graded: str | Path, digest: str, force: bo
         for name in names
     ]
     if not force:
-        raise UserError(lines[0] + "; give --force to apply it anyway")
+        raise UserError(
+            lines[0] + "; apply reviews to the file their page was made from (several reviews at once), "
+            "or give --force"
+        )
     return lines
 
 
