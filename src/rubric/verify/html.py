@@ -441,10 +441,11 @@ _JS = r"""
     ui.editor.appendChild(t);
     return t;
   }
+  var NO_TEXT = "(no text: make the page with --bank to see item texts)";
   function itemTitle(q, k) {
     var it = q.items[k], st = itemState(q, it.id);
     if (st && st.op === "rewrite") return st.t;
-    return it.text || "(no text: make the page with --bank to see item texts)";
+    return it.text || NO_TEXT;
   }
   function editCell(q, pi, k) {
     var p = q.passages[pi], it = q.items[k], llmGrade = p.g[k];
@@ -502,7 +503,7 @@ _JS = r"""
     current = {kind: "item", q: q, k: k};
     panel(q.id + " · item " + shortId(it.id));
     var st = itemState(q, it.id) || {};
-    ui.editor.appendChild(el("div", "itext" + (st.op === "remove" ? " struck" : ""), it.text || "(no text)"));
+    ui.editor.appendChild(el("div", "itext" + (st.op === "remove" ? " struck" : ""), it.text || NO_TEXT));
     ui.editor.appendChild(el("div", "answer", it.id));
     var row = el("div", "row");
     if (st.op === "remove") {
