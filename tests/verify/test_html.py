@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
-import shutil
 import struct
 import subprocess
+import sys
 import zlib
 from html.parser import HTMLParser
 from pathlib import Path
@@ -16,24 +17,23 @@ from rubric.data.select import GradeFilter
 from rubric.verify.html import PALETTE, embed_json, render_page
 from rubric.verify.matrix import load_matrix
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+
+def _cdp():
+    """tests/verify/cdp.py by path (tests run with --import-mode=importlib, no package imports)."""
+    name = "rubric_test_cdp"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("cdp.py"))
+        sys.modules[name] = module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+CHROMIUM, FLAGS = _cdp().CHROMIUM, _cdp().FLAGS
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
 
 
 def chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
-    cmd = [
-        CHROMIUM,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        "--hide-scrollbars",
-        f"--user-data-dir={tmp_path / 'chromium-profile'}",
-        *args,
-    ]
+    cmd = [CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'chromium-profile'}", *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from rubric.bank.generate import Topic, build_items
 from rubric.data.models import NuggetItem, QuestionItem, TestBank
@@ -52,6 +52,21 @@ class EditReport:
     messages: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class BankEdit:
+    """One edit of a bank: ``remove`` or ``rewrite`` an item (``target`` is its id), or ``add`` an
+    item with ``text`` to the bank of ``target`` (``qid`` or ``qid/facet``).
+
+    ``origin`` names where the edit came from in error messages (``--remove ID``, or a review
+    file's action), so `rubric bank edit` and `rubric verify apply` share this code.
+    """
+
+    op: Literal["remove", "rewrite", "add"]
+    target: str
+    text: str = ""
+    origin: str = ""
+
+
 def _split(option: str, value: str) -> tuple[str, str]:
     key, sep, text = value.partition("=")
     if not sep or not key.strip() or not text.strip():
@@ -80,30 +95,51 @@ def edit_banks(
     kind: str | None = None,
     queries: dict[str, str] | None = None,
 ) -> tuple[list[TestBank], EditReport]:
-    """Apply the edits (removals, then rewrites, then additions); unknown ids are errors."""
-    report = EditReport()
-    by_key = {bank_key(b): b for b in banks}
-    where = {item.item_id: b for b in banks for item in b.items}
-    for item_id in remove:
-        bank = where.get(item_id)
-        if bank is None:
-            raise UserError(f"--remove {item_id}: no item with this id in the bank")
-        bank.items = [i for i in bank.items if i.item_id != item_id]
-        del where[item_id]
-        report.removed += 1
+    """Apply the edits of `rubric bank edit`'s options (``ID``, ``ID=TEXT``, ``KEY=TEXT``)."""
+    edits = [BankEdit("remove", item_id, origin=f"--remove {item_id}") for item_id in remove]
     for value in rewrite:
         item_id, text = _split("--rewrite", value)
-        bank = where.get(item_id)
+        edits.append(BankEdit("rewrite", item_id, text, origin=f"--rewrite {item_id}"))
+    for value in add:
+        key, text = _split("--add", value)
+        edits.append(BankEdit("add", key, text, origin=f"--add {key}"))
+    return apply_edits(banks, edits, kind, queries)
+
+
+def apply_edits(
+    banks: list[TestBank],
+    edits: Iterable[BankEdit],
+    kind: str | None = None,
+    queries: dict[str, str] | None = None,
+) -> tuple[list[TestBank], EditReport]:
+    """Apply the edits (removals, then rewrites, then additions); unknown ids are errors.
+
+    ``kind`` (questions or nuggets) is needed only to add to a file without items; ``queries``
+    gives the query texts of banks the additions create.
+    """
+    report = EditReport()
+    edits = list(edits)
+    by_key = {bank_key(b): b for b in banks}
+    where = {item.item_id: b for b in banks for item in b.items}
+    for e in (e for e in edits if e.op == "remove"):
+        bank = where.get(e.target)
         if bank is None:
-            raise UserError(f"--rewrite {item_id}: no item with this id in the bank")
+            raise UserError(f"{e.origin}: no item with this id in the bank")
+        bank.items = [i for i in bank.items if i.item_id != e.target]
+        del where[e.target]
+        report.removed += 1
+    for e in (e for e in edits if e.op == "rewrite"):
+        bank = where.get(e.target)
+        if bank is None:
+            raise UserError(f"{e.origin}: no item with this id in the bank")
         new_items = []
         for item in bank.items:
-            new_items.append(_with_text(item, text, bank) if item.item_id == item_id else item)
+            new_items.append(_with_text(item, e.text, bank) if item.item_id == e.target else item)
         bank.items = new_items
         report.rewritten += 1
     file_kind = kind or next((f"{b.kind}s" for b in banks if b.kind), None)
-    for value in add:
-        key, text = _split("--add", value)
+    for e in (e for e in edits if e.op == "add"):
+        key, text = e.target, e.text
         bank = by_key.get(key)
         if bank is None:
             qid, _, facet = key.partition("/")
@@ -117,10 +153,10 @@ def edit_banks(
             by_key[key] = bank
         bank_kind = f"{bank.kind}s" if bank.kind else file_kind
         if bank_kind is None:
-            raise UserError(f"--add {key}: the bank has no items to tell questions from nuggets; give --kind")
+            raise UserError(f"{e.origin}: the bank has no items to tell questions from nuggets; give --kind")
         item = build_items(Topic(bank.query_id, "", bank.facet_id), bank_kind, [text])[0]
         if any(i.item_id == item.item_id for i in bank.items):
-            report.messages.append(f"--add {key}: {text!r} is already in the bank (kept once)")
+            report.messages.append(f"{e.origin}: {text!r} is already in the bank (kept once)")
             continue
         bank.items = [*bank.items, item]
         report.added += 1

@@ -12,7 +12,7 @@ from rubric.cli.common import info, phase_app
 from rubric.errors import UserError
 
 app = phase_app(
-    "Phase 1: test banks of exam questions or nuggets (generate, nuggetize, import, show, edit, diff)."
+    "Phase 1: test banks of exam questions or nuggets (generate, nuggetize, import, show, edit, diff, split)."
 )
 
 KINDS = ("questions", "nuggets")
@@ -330,4 +330,43 @@ def diff(
     info(
         f"{c['removed']} removed, {c['added']} added, {c['rewritten']} rewritten, "
         f"{c['relabelled']} relabelled; {len(d.only_a)} banks only in A, {len(d.only_b)} only in B"
+    )
+
+
+@app.command("split")
+def split(
+    bank: Path = typer.Argument(..., help="Bank file to split."),
+    secret: float = typer.Option(
+        ..., "--secret", help="Fraction of each query's items kept secret, e.g. 0.3."
+    ),
+    seed: int = typer.Option(..., "--seed", help="Seed of the split: the same seed gives the same banks."),
+    public_out: Path = typer.Option(..., "--public-out", help="Where to write the public bank."),
+    secret_out: Path = typer.Option(..., "--secret-out", help="Where to write the secret bank."),
+) -> None:
+    """Split a bank into a public and a secret part, by item, stratified per query.
+
+    Each query (or facet) of n items keeps round(n * (1 - SECRET)) items public, at least one on
+    each side when n >= 2. The items of each side are chosen by sha256(seed, item id), so the
+    split is the same on every run and machine; both parts keep the items' order and every field,
+    so public + secret = BANK. Publish the public bank; evaluate with the secret one and publish
+    only leaderboards and qrels from it.
+
+    Example: rubric bank split questions.jsonl.gz --secret 0.3 --seed 2024
+    --public-out questions-public.jsonl.gz --secret-out questions-secret.jsonl.gz
+    """
+    from rubric.bank.split import split_banks
+    from rubric.data.jsonl import read_bank, write_bank
+
+    if public_out.resolve() == secret_out.resolve():
+        raise UserError(f"--secret-out {secret_out}: the same file as --public-out")
+    for option, path in (("--public-out", public_out), ("--secret-out", secret_out)):
+        if path.resolve() == bank.resolve():
+            raise UserError(f"{option} {path}: the bank itself; write the parts to new files")
+    result = split_banks(read_bank(bank), secret, seed)  # checks --secret before reading
+    write_bank(public_out, result.public)
+    write_bank(secret_out, result.secret)
+    n_public, n_secret = result.counts
+    info(
+        f"{n_public} public items in {len(result.public)} banks -> {public_out}; "
+        f"{n_secret} secret items in {len(result.secret)} banks -> {secret_out}"
     )

@@ -88,6 +88,13 @@ def qrels_command(
         "--bank",
         help="--facets: the facet bank, whose facets every direct grade (and facet-less item) counts for.",
     ),
+    prefer: str | None = typer.Option(
+        None,
+        "--prefer",
+        help="Prompt class whose item grades win where they exist, e.g. HumanReview (the reviewers' "
+        "grades from `rubric verify apply`); the selected grades count elsewhere. Several reviewers of "
+        "one cell: their lower median. [default: none]",
+    ),
     query: list[str] = QUERY,
     queries: Path | None = QUERIES,
 ) -> None:
@@ -120,7 +127,13 @@ def qrels_command(
 
         facet_map = bank_facets(read_bank(facet_bank)) if facet_bank is not None else {}
     result = build_qrels(
-        graded, GradeFilter(prompt_class, llm, prompt_type), rule, per_item, queries=chosen, facets=facet_map
+        graded,
+        GradeFilter(prompt_class, llm, prompt_type),
+        rule,
+        per_item,
+        queries=chosen,
+        prefer=prefer,
+        facets=facet_map,
     )
     note_absent(result.absent, str(graded), "selected")
     write_qrels(output, result.rows)
@@ -128,6 +141,8 @@ def qrels_command(
         f"wrote {output}: {len(result.rows)} lines from {result.passages - result.ungraded} graded passages "
         f"({result.kind})"
     )
+    if prefer is not None:
+        info(f"{result.preferred} passages have {prefer} grades, which replace the others' on their items")
     if result.ungraded:
         info(f"{result.ungraded} of {result.passages} passages have no such grade and got no line")
 

@@ -11,7 +11,8 @@ from rubric.cli.query_options import QUERIES, QUERY, note_absent, selection
 
 app = phase_app(
     "Check the grader and the bank: grades with answers, grids, uncovered relevant passages, "
-    "spurious items, agreement with human judgments, the impact of a bank edit, an HTML review page."
+    "spurious items, agreement with human judgments, the impact of a bank edit, an HTML review page "
+    "where humans correct grades and items, and `apply` to feed their reviews back."
 )
 
 GRADED_HELP = "Graded passages file (.jsonl.gz) from `rubric grade` or the original workbench."
@@ -265,6 +266,12 @@ def agreement_command(
         help="Draw the grade x judgment counts as a heatmap (.png, .svg or .pdf; one panel per "
         "prompt class). Needs matplotlib: pip install 'rubric-workbench[plot]'.",
     ),
+    reviews: bool = typer.Option(
+        False,
+        "--reviews",
+        help="Compare cell by cell the selected LLM grades with the HumanReview grades of `rubric verify "
+        "apply`: kappa of the LLM against each reviewer and between reviewers, on the cells both graded.",
+    ),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, md or latex (booktabs)."),
     output: Path | None = OUT_OPT,
     query: list[str] = QUERY,
@@ -275,6 +282,8 @@ def agreement_command(
     For each threshold T: grade >= T vs judgment >= J as a 2x2 table with kappa, accuracy,
     precision, recall and F1. Works for self-rated, answer-verification and direct prompts, and
     for imported LLM qrels (--labels). Only passages with both a label and a judgment count.
+
+    With --reviews: the LLM's item grades against the reviewers' (see `rubric verify apply`).
 
     Example: rubric verify agreement graded.jsonl.gz --min-relevant-judgment 2
     --prompt-class QuestionSelfRatedUnanswerablePromptWithChoices --format latex
@@ -291,6 +300,17 @@ def agreement_command(
 
         plot_format(plot)
         require_matplotlib()
+    if reviews:
+        if plot is not None or one_vs_rest:
+            raise UserError("--reviews: not used with --plot or --one-vs-rest")
+        if graded is None or labels is not None or judgments_file is not None:
+            raise UserError("--reviews: give GRADED (with HumanReview grades), not --labels or --judgments")
+        if prompt_class and len(prompt_class) > 1:
+            raise UserError("--reviews: give at most one --prompt-class (the LLM grades to compare)")
+        _reviewer_agreement(
+            graded, prompt_class[0] if prompt_class else None, llm, prompt_type, query, queries, fmt, output
+        )
+        return
     rule = LabelRule.parse(label, min_grade)
     mapping = GradeMap.parse(grade_map) if grade_map else None
     chosen = selection(query, queries)
@@ -359,6 +379,22 @@ def agreement_command(
 
         count_heatmaps([ag.count_matrix() for ag in agreements], plot)
         info(f"wrote {plot}")
+
+
+def _reviewer_agreement(graded, prompt_class, llm, prompt_type, query, queries, fmt, output) -> None:
+    """`verify agreement --reviews`: the LLM against each reviewer, and reviewers against each other."""
+    from rubric.data.select import GradeFilter
+    from rubric.verify.matrix import read_selected
+    from rubric.verify.reviewers import agreement_tables, rater_grades
+
+    passages = read_selected(graded, selection(query, queries))
+    note_absent(passages.absent, str(graded), "selected")
+    kind, raters = rater_grades(passages.queries, GradeFilter(prompt_class, llm, prompt_type), str(graded))
+    tables = agreement_tables(raters)
+    for row in tables[0].rows:
+        a, b, n, kappa = row[0], row[1], row[2], row[4]
+        info(f"{a} vs {b}: {n} cells" + (f", kappa {kappa:.4f}" if isinstance(kappa, float) else ""))
+    _emit(tables, fmt, output)
 
 
 @app.command("impact")
@@ -439,11 +475,14 @@ def html_command(
 
     Hover a cell for the extracted answer, click a passage for its text; filters show only
     uncovered relevant passages or spurious items. No server, no network: open it from disk.
+    Reviewers correct or confirm grades, remove, rewrite or add items and write notes (kept in
+    the browser per file), then "Export review" saves a JSON file for `rubric verify apply`.
 
     Example: rubric verify html graded.jsonl.gz --bank bank.jsonl.gz -o review.html
     """
     from rubric.data.files import atomic_write
     from rubric.verify.html import render_page
+    from rubric.verify.review import file_sha256
 
     m = _matrix(graded, prompt_class, llm, prompt_type, answer_prompt, queries=selection(query, queries))
     page = render_page(
@@ -453,8 +492,101 @@ def html_command(
         min_judgment=min_judgment,
         spurious_min=spurious_min,
         title=title,
+        source={"file": graded.name, "sha256": file_sha256(graded)},
     )
     with atomic_write(output) as f:
         f.write(page)
     n = sum(len(q.passages) for q in m.queries)
     info(f"wrote {output}: {len(m.queries)} queries, {n} passages, {len(page) // 1024} KiB")
+
+
+@app.command("apply")
+def apply_command(
+    files: list[Path] = typer.Argument(
+        ...,
+        metavar="REVIEW.json... GRADED",
+        help="REVIEW.json [REVIEW2.json ...] GRADED: review files exported by the review page, "
+        "then the graded passages file they review.",
+    ),
+    output: Path = typer.Option(
+        ..., "--output", "-o", help="Graded file to write, with the HumanReview grades."
+    ),
+    bank: Path | None = typer.Option(None, "--bank", help="Bank to apply the reviewers' item edits to."),
+    bank_out: Path | None = typer.Option(None, "--bank-out", help="Where to write the edited bank."),
+    summary: Path | None = typer.Option(
+        None, "--summary", help="Also write a JSON summary: reviewers, counts, conflicts, notes."
+    ),
+    force: bool = typer.Option(
+        False, "--force", help="Apply reviews made from another file (sha256 mismatch) anyway."
+    ),
+) -> None:
+    """Feed reviews back: human grades become HumanReview grade records, item edits edit the bank.
+
+    Each reviewer's grades of a passage become one exam_grades record (prompt class HumanReview,
+    llm human:NAME, self-ratings 0-5; a confirmation records the LLM's grade), replacing that
+    reviewer's earlier ones; the LLM's grades stay. Every later command reads them: e.g.
+    `rubric evaluate qrels OUT --prefer HumanReview`, `rubric verify agreement OUT --reviews`.
+    Removals, rewrites and additions go to --bank-out as `rubric bank edit` applies them.
+    Reviewers who grade one cell differently are listed (both grades are kept); conflicting
+    edits of one item are an error. A review of another file (its sha256) is an error unless --force.
+
+    Example: rubric verify apply alice.json bob.json graded.jsonl.gz -o reviewed.jsonl.gz
+    --bank questions.jsonl.gz --bank-out questions-v2.jsonl.gz
+    """
+    from rubric.data.jsonl import read_bank, write_bank
+    from rubric.errors import UserError
+    from rubric.verify.apply import (
+        apply_bank_edits,
+        apply_reviews,
+        check_bank_edits,
+        check_sources,
+        summary_json,
+    )
+    from rubric.verify.review import file_sha256, read_reviews
+
+    if len(files) < 2:
+        raise UserError("give one or more review files, then the graded file they review")
+    *review_files, graded = files
+    if (bank is None) != (bank_out is None):
+        raise UserError("--bank and --bank-out go together: the bank to edit and where to write it")
+    if not graded.is_file():
+        raise UserError(f"{graded}: no such file")
+    reviews = read_reviews(review_files)
+    for line in check_sources(reviews, graded, file_sha256(graded), force):
+        info(f"warning: {line}")
+    banks = None
+    if bank is not None:
+        banks = list(read_bank(bank))
+        check_bank_edits(banks, reviews)  # before anything is written
+    report = apply_reviews(graded, reviews, output)
+    info(
+        f"wrote {output}: {report.records} HumanReview records"
+        + (f" (replacing {report.replaced} earlier ones)" if report.replaced else "")
+    )
+    for line in report.lines():
+        info(line)
+    edits = None
+    if banks is not None and bank_out is not None:
+        banks, edits = apply_bank_edits(banks, reviews)
+        write_bank(bank_out, banks)
+        for message in edits.messages:
+            info(message)
+        info(f"wrote {bank_out}: {edits.added} added, {edits.removed} removed, {edits.rewritten} rewritten")
+    elif reviews.bank_edits:
+        info(f"warning: {len(reviews.bank_edits)} item edits not applied; give --bank and --bank-out")
+    for c in report.conflicts[:20]:
+        info(c.line())
+    if len(report.conflicts) > 20:
+        info(f"... {len(report.conflicts) - 20} more conflicts" + (f" in {summary}" if summary else ""))
+    if report.conflicts:
+        info(f"{len(report.conflicts)} cells graded differently by reviewers (each reviewer's grade is kept)")
+    for note in reviews.notes[:20]:
+        info(f"note {note.reviewer} {note.where}: {note.text}")
+    if len(reviews.notes) > 20:
+        info(f"... {len(reviews.notes) - 20} more notes" + (f" in {summary}" if summary else ""))
+    if summary is not None:
+        from rubric.data.files import atomic_write
+
+        with atomic_write(summary) as f:
+            f.write(summary_json(reviews, report, edits))
+        info(f"wrote {summary}")

@@ -90,10 +90,19 @@ def format_kinds(kinds: Counter[GradeKind]) -> str:
 
 
 def resolve_filter(
-    queries: list[QueryWithFullParagraphList], selection: GradeFilter, source: str = "input"
+    queries: list[QueryWithFullParagraphList],
+    selection: GradeFilter,
+    source: str = "input",
+    exclude_prompt_class: str | None = None,
 ) -> GradeKind:
-    """The one combination ``selection`` picks in ``queries``; an error lists the choices otherwise."""
+    """The one combination ``selection`` picks in ``queries``; an error lists the choices otherwise.
+
+    ``exclude_prompt_class``: grades of this prompt class are not candidates (``--prefer X``
+    resolves the grades to fall back to among the others).
+    """
     kinds = grade_kinds(queries)
+    if exclude_prompt_class is not None:
+        kinds = Counter({k: n for k, n in kinds.items() if k.prompt_class != exclude_prompt_class})
     picked = [
         k
         for k in kinds

@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
-from rubric.data.models import ExamGrades, Grades, TestBank
+from rubric.data.models import Grades, TestBank
 from rubric.errors import UserError
-from rubric.evaluate.labels import LabelRule, item_grades, passage_label
+from rubric.evaluate.labels import LabelRule, passage_label
 
 FacetMap = dict[str, list[str]]  # query id -> its facet query ids ("qid/facet")
 
@@ -45,26 +45,31 @@ def item_facet(item_id: str) -> str | None:
     return head if sep else None
 
 
-def facet_labels(
-    query_id: str, grade: ExamGrades | Grades, rule: LabelRule, facets: FacetMap, source: str
+def _facets_of_query(query_id: str, facets: FacetMap, source: str) -> list[str]:
+    found = facets.get(query_id)
+    if not found:
+        raise UserError(
+            f"{source}: query {query_id} has grades that belong to every facet, but no facets are "
+            "known for it; give the facet bank with --bank"
+        )
+    return found
+
+
+def direct_facet_labels(
+    query_id: str, grade: Grades, rule: LabelRule, facets: FacetMap, source: str
 ) -> dict[str, int]:
-    """``{facet query id: label}`` that one grade record gives its passage."""
+    """A direct grade labels the passage for every facet of its query."""
+    label = passage_label(grade, rule)
+    return {f: label for f in _facets_of_query(query_id, facets, source)}
 
-    def facets_of_query() -> list[str]:
-        found = facets.get(query_id)
-        if not found:
-            raise UserError(
-                f"{source}: query {query_id} has grades that belong to every facet, but no facets are "
-                "known for it; give the facet bank with --bank"
-            )
-        return found
 
-    if isinstance(grade, Grades):
-        label = passage_label(grade, rule)
-        return {f: label for f in facets_of_query()}
+def item_facet_labels(
+    query_id: str, grades: dict[str, int], rule: LabelRule, facets: FacetMap, source: str
+) -> dict[str, int]:
+    """``{facet query id: label}`` from a passage's item grades, grouped by the items' facets."""
     grouped: dict[str, list[int]] = defaultdict(list)
-    for item, g in item_grades(grade).items():
+    for item, g in grades.items():
         facet = item_facet(item)
-        for f in [facet] if facet else facets_of_query():
+        for f in [facet] if facet else _facets_of_query(query_id, facets, source):
             grouped[f].append(g)
     return {f: rule.apply(gs) for f, gs in grouped.items()}

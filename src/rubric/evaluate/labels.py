@@ -8,6 +8,8 @@ correctly has grade 1 and a wrong one 0. Direct prompts grade the passage as a w
 
 from __future__ import annotations
 
+import statistics
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from rubric.data.models import ExamGrades, Grades
@@ -20,6 +22,24 @@ def item_grades(g: ExamGrades) -> dict[str, int]:
         return {r.item_id: r.self_rating for r in g.self_ratings}
     grades = {item: 0 for item in g.wrongAnswered}
     grades.update({item: 1 for item in g.correctAnswered})
+    return grades
+
+
+def preferred_grades(base: ExamGrades | None, preferred: Iterable[ExamGrades]) -> dict[str, int]:
+    """Item grades of ``base`` with every item that a ``preferred`` record grades taken from those.
+
+    Used for human corrections (``--prefer HumanReview``): a reviewer's grade replaces the LLM's
+    on the cells the reviewer graded; elsewhere the LLM's grade stands. Where several preferred
+    records grade one item (several reviewers), the lower median of their grades counts: with
+    three or more reviewers one outlier cannot move it, and two who disagree give the lower
+    (conservative) grade.
+    """
+    grades = item_grades(base) if base is not None else {}
+    given: dict[str, list[int]] = {}
+    for record in preferred:
+        for item, g in item_grades(record).items():
+            given.setdefault(item, []).append(g)
+    grades.update({item: statistics.median_low(gs) for item, gs in given.items()})
     return grades
 
 

@@ -2,10 +2,16 @@
 
 One file with inline CSS and JavaScript and the data embedded as JSON, so it opens from disk,
 can be mailed to an assessor and needs no server or network. The page builds the grid with DOM
-calls that set ``textContent`` and ``title`` only, never ``innerHTML`` from data, and the JSON
-is embedded with ``<``, ``>``, ``&`` escaped, so passage or answer text cannot inject markup.
-Filters (uncovered passages, spurious items) are computed in the browser from the same rules as
-``rubric verify uncovered`` / ``spurious``, with thresholds the reviewer can change.
+calls that set ``textContent``, ``value`` and attributes only, never ``innerHTML`` from data,
+and the JSON is embedded with ``<``, ``>``, ``&`` escaped, so passage or answer text (and what a
+reviewer types) cannot inject markup. Filters (uncovered passages, spurious items) are computed
+in the browser from the same rules as ``rubric verify uncovered`` / ``spurious``, with thresholds
+the reviewer can change.
+
+It is also the review tool of the human in the loop: a reviewer corrects or confirms grades,
+removes, rewrites or adds items and writes notes. The work is kept in the browser's local
+storage under the sha256 of the graded file (so two pages never mix), and "Export review"
+downloads a review file (:mod:`rubric.verify.review`) for `rubric verify apply`.
 """
 
 from __future__ import annotations
@@ -22,9 +28,18 @@ PALETTE = ["#f2f2f2", "#fde0a8", "#fdbf6f", "#d9ef8b", "#91cf60", "#1a9850"]
 
 
 def page_data(
-    matrix: GradeMatrix, item_texts: dict[str, str], min_grade: int, min_judgment: int, spurious_min: int = 5
+    matrix: GradeMatrix,
+    item_texts: dict[str, str],
+    min_grade: int,
+    min_judgment: int,
+    spurious_min: int = 5,
+    source: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The JSON the page renders: one entry per query, grades as a list per passage."""
+    """The JSON the page renders: one entry per query, grades as a list per passage.
+
+    ``source`` (``{"file", "sha256"}`` of the graded file) goes into exported reviews and keys
+    the reviewer's saved work; without it the page shows grades but cannot export a review.
+    """
     max_grade = max((g for _, p in matrix.passages() for g in p.grades.values()), default=1)
     queries = []
     for q in matrix.queries:
@@ -55,7 +70,9 @@ def page_data(
             "spurious_min": spurious_min,
             "max_grade": max(max_grade, 1),
             "palette": PALETTE,
+            "prompt_type": matrix.kind.prompt_type,
         },
+        "source": source or {"file": "", "sha256": ""},
         "queries": queries,
     }
 
@@ -80,8 +97,9 @@ def render_page(
     min_judgment: int = 1,
     spurious_min: int = 5,
     title: str = "rubric verify",
+    source: dict[str, str] | None = None,
 ) -> str:
-    data = page_data(matrix, item_texts or {}, min_grade, min_judgment, spurious_min)
+    data = page_data(matrix, item_texts or {}, min_grade, min_judgment, spurious_min, source)
     parts = {"TITLE": html.escape(title), "CSS": _CSS, "JS": _JS, "DATA": embed_json(data)}
     # one pass, so text inserted for one placeholder is never scanned for another
     return re.sub(r"@(TITLE|CSS|JS|DATA)@", lambda m: parts[m.group(1)], _TEMPLATE)
@@ -95,28 +113,79 @@ header h1{font-size:17px;margin:0 0 4px}
 .controls{display:flex;flex-wrap:wrap;gap:14px;align-items:center}
 .controls label{white-space:nowrap}
 .controls input[type=number]{width:3.5em}
+.review-bar{display:flex;flex-wrap:wrap;gap:10px;align-items:center;margin-top:7px;padding-top:7px;
+  border-top:1px dashed #ddd}
+.review-bar input[type=text]{width:11em}
+.review-bar input.missing{outline:2px solid #d73027}
+.review-bar .counts{font-weight:600;color:#333}
+.review-bar .status{color:#777;font-size:12px}
+.review-bar .hint{color:#888;font-size:12px;margin-left:auto}
+button{font:inherit;font-size:13px;padding:2px 9px;border:1px solid #bbb;border-radius:4px;background:#fff;
+  cursor:pointer}
+button:hover{background:#f0f0f0}
+button.primary{background:#2c7be5;border-color:#2c7be5;color:#fff}
+button.primary:hover{background:#1a68d1}
+button.danger{border-color:#d73027;color:#b2182b}
+button:disabled{opacity:.45;cursor:default}
 main{padding:8px 16px}
 section{margin:14px 0 26px}
-section h2{font-size:15px;margin:6px 0}
-section h2 .qid{color:#777;font-weight:normal;margin-right:6px}
+section h2{font-size:15px;margin:6px 0;display:flex;align-items:baseline;gap:8px}
+section h2 .qid{color:#777;font-weight:normal}
+section h2 button{font-size:12px;padding:0 7px}
+.qreview{font-size:12px;color:#333;margin:2px 0 6px}
+.qreview div{margin:1px 0}
+.qreview .tag{display:inline-block;font-size:11px;color:#fff;background:#2c7be5;border-radius:3px;
+  padding:0 5px;margin-right:6px}
+.qreview .tag.note{background:#8c6d1f}
 .stats{color:#666;font-size:12px;margin-bottom:4px}
 table.grid{border-collapse:collapse;font-size:12px}
 table.grid th,table.grid td{border:1px solid #fff;padding:0}
 table.grid thead th{padding:2px 6px;text-align:left;vertical-align:bottom}
 td.pid .ptext{color:#666;margin-left:8px;font-family:system-ui,sans-serif}
 table.grid th.item{writing-mode:vertical-rl;transform:rotate(180deg);font-weight:normal;
-  font-family:ui-monospace,monospace;padding:4px 2px;max-height:90px;color:#444}
+  font-family:ui-monospace,monospace;padding:4px 2px;max-height:90px;color:#444;cursor:pointer}
+table.grid th.item:hover{background:#eef4fd}
 table.grid th.item.spurious{color:#b2182b;font-weight:bold}
+table.grid th.item.removed{text-decoration:line-through;color:#b2182b;background:#fde8e6}
+table.grid th.item.rewritten{color:#1a5fb4;font-style:italic;background:#e8f0fb}
+table.grid th.item.noted{border-bottom:3px solid #e0a800}
 td.pid{font-family:ui-monospace,monospace;padding:2px 6px 2px 10px;white-space:nowrap;background:#f7f7f7;
   max-width:420px;overflow:hidden;text-overflow:ellipsis}
 td.pid.open{white-space:normal}
 td.jud{text-align:center;width:26px;font-weight:bold;color:#333}
-td.g{width:26px;height:22px;text-align:center;font-weight:600;cursor:default}
+td.g{width:26px;height:22px;text-align:center;font-weight:600;cursor:pointer;position:relative}
+td.g:hover{outline:2px solid #888;outline-offset:-2px}
 td.g.na{background:repeating-linear-gradient(45deg,#fff,#fff 3px,#eee 3px,#eee 6px)}
+td.g.human{outline:2px solid #222;outline-offset:-2px;text-decoration:underline}
+td.g.confirmed{box-shadow:inset 0 0 0 2px #1a9850}
+td.g.noted::after{content:"";position:absolute;top:0;right:0;border-style:solid;border-width:0 6px 6px 0;
+  border-color:transparent #e0a800 transparent transparent}
+td.g.off{opacity:.3}
+td.g.current{outline:3px solid #2c7be5;outline-offset:-3px}
 tr.uncovered td.pid{box-shadow:inset 4px 0 0 #d73027}
 .legend span{display:inline-block;width:22px;text-align:center;margin-right:2px;border-radius:2px}
 #tip{position:fixed;z-index:5;max-width:420px;background:#333;color:#fff;padding:6px 8px;border-radius:4px;
   font-size:12px;pointer-events:none;display:none;white-space:pre-wrap}
+#editor{position:fixed;z-index:6;right:16px;bottom:16px;width:380px;max-height:70vh;overflow:auto;
+  background:#fff;border:1px solid #bbb;border-radius:6px;box-shadow:0 6px 24px rgba(0,0,0,.18);
+  padding:10px 12px;font-size:13px}
+#editor h3{font-size:14px;margin:0 22px 6px 0}
+#editor .close{position:absolute;top:6px;right:8px;border:none;font-size:16px;padding:0 4px}
+#editor .itext{margin:4px 0;padding:4px 6px;background:#f4f4f4;border-radius:3px;white-space:pre-wrap;
+  word-break:break-word}
+#editor .itext.struck{text-decoration:line-through;color:#b2182b}
+#editor .answer{color:#555;white-space:pre-wrap;word-break:break-word;margin:4px 0}
+#editor .row{display:flex;flex-wrap:wrap;gap:6px;align-items:center;margin:7px 0}
+#editor .grades button{width:30px;font-weight:600;padding:3px 0;border-color:#999}
+#editor .grades button.on{outline:3px solid #222;outline-offset:1px}
+#editor .grades button.llm{border:2px dashed #333}
+#editor .ptext{max-height:9em;overflow:auto;margin:4px 0;padding:4px 6px;border-left:3px solid #ccc;
+  color:#333;white-space:pre-wrap;word-break:break-word}
+#editor textarea{width:100%;box-sizing:border-box;font:inherit;font-size:13px;min-height:3.2em}
+#editor label.lab{display:block;color:#555;font-size:12px;margin-top:6px}
+#editor .keys{color:#888;font-size:11px;margin-top:6px}
+#editor ul{margin:4px 0;padding-left:18px}
+#editor li{margin:2px 0}
 .hidden{display:none}
 """
 
@@ -125,11 +194,19 @@ _JS = r"""
   "use strict";
   var DATA = JSON.parse(document.getElementById("rubric-data").textContent);
   var M = DATA.meta;
+  var SRC = DATA.source || {file: "", sha256: ""};
   function el(tag, cls, text) {
     var e = document.createElement(tag);
     if (cls) e.className = cls;
     if (text !== undefined && text !== null) e.textContent = String(text);
     return e;
+  }
+  function button(text, cls, onClick, title) {
+    var b = el("button", cls, text);
+    b.type = "button";
+    if (title) b.title = title;
+    b.addEventListener("click", onClick);
+    return b;
   }
   function colour(g) {
     if (g === null || g === undefined) return null;
@@ -154,7 +231,8 @@ _JS = r"""
   var tip = document.getElementById("tip");
   document.getElementById("meta").textContent =
     "grades: " + M.prompt_class + " (" + M.llm + "), answers: " + M.answers + "; " +
-    DATA.queries.length + " queries";
+    DATA.queries.length + " queries" +
+    (SRC.sha256 ? "; file " + SRC.file + " (sha256 " + SRC.sha256.slice(0, 12) + "…)" : "");
   var legend = document.getElementById("legend");
   for (var g = 0; g <= M.max_grade; g++) {
     var s = el("span", "", g); s.style.background = colour(g); legend.appendChild(s);
@@ -180,6 +258,414 @@ _JS = r"""
   });
   ctl.query.value = total <= 3000 ? "all" : "0";
 
+  // --- the reviewer's work: kept in localStorage under the graded file's sha256 ----------------
+  // cells:  JSON [qid, pid, item] -> {g: grade | null, c: confirmed, n: note}
+  // items:  JSON [qid, item] -> {op: "remove" | "rewrite" | null, t: new text, n: note}
+  // added:  qid -> [text, ...];   qnotes: qid -> note
+  var KEY = "rubric-review:" + (SRC.sha256 || "unsaved:" + location.pathname);
+  var NAME_KEY = "rubric-review:reviewer";
+  var storage = null;
+  try { storage = window.localStorage; storage.getItem(NAME_KEY); } catch (e) { storage = null; }
+  function blank() { return {cells: {}, items: {}, added: {}, qnotes: {}}; }
+  var R = blank();
+  if (storage) {
+    try {
+      var saved = JSON.parse(storage.getItem(KEY) || "null");
+      if (saved && typeof saved === "object") {
+        ["cells", "items", "added", "qnotes"].forEach(function (k) {
+          if (saved[k] && typeof saved[k] === "object") R[k] = saved[k];
+        });
+      }
+    } catch (e) { R = blank(); }
+  }
+  var ui = {
+    reviewer: document.getElementById("reviewer"),
+    counts: document.getElementById("counts"),
+    exportBtn: document.getElementById("export"),
+    clearBtn: document.getElementById("clear"),
+    status: document.getElementById("status"),
+    editor: document.getElementById("editor"),
+  };
+  function cellKey(q, pid, item) { return JSON.stringify([q.id, pid, item]); }
+  function itemKey(q, item) { return JSON.stringify([q.id, item]); }
+  function cellState(q, pid, item) { return R.cells[cellKey(q, pid, item)] || null; }
+  function itemState(q, item) { return R.items[itemKey(q, item)] || null; }
+  function tidy(map, key) {
+    var v = map[key];
+    if (!v) return;
+    var empty = true;
+    Object.keys(v).forEach(function (f) {
+      if (v[f] !== null && v[f] !== "" && v[f] !== false) empty = false;
+    });
+    if (empty) delete map[key];
+  }
+  function setStatus(text) { ui.status.textContent = text; }
+  function save() {
+    if (!storage) { setStatus("not saved: this browser keeps no local storage for files"); return; }
+    try { storage.setItem(KEY, JSON.stringify(R)); setStatus("saved in this browser"); }
+    catch (e) { setStatus("not saved: " + e.name); }
+  }
+  function tally() {
+    var t = {grades: 0, confirmed: 0, removed: 0, rewritten: 0, added: 0, notes: 0};
+    Object.keys(R.cells).forEach(function (k) {
+      var c = R.cells[k];
+      if (c.g !== null && c.g !== undefined) t.grades++;
+      else if (c.c) t.confirmed++;
+      if (c.n) t.notes++;
+    });
+    Object.keys(R.items).forEach(function (k) {
+      var it = R.items[k];
+      if (it.op === "remove") t.removed++;
+      if (it.op === "rewrite") t.rewritten++;
+      if (it.n) t.notes++;
+    });
+    Object.keys(R.added).forEach(function (q) { t.added += R.added[q].length; });
+    Object.keys(R.qnotes).forEach(function (q) { if (R.qnotes[q]) t.notes++; });
+    return t;
+  }
+  function showCounts() {
+    var t = tally(), parts = [];
+    [["grades", "grade"], ["confirmed", "confirmed"], ["removed", "removed"], ["rewritten", "rewritten"],
+     ["added", "added"], ["notes", "note"]
+    ].forEach(function (x) { if (t[x[0]]) parts.push(t[x[0]] + " " + (t[x[0]] === 1 ? x[1] : x[0])); });
+    ui.counts.textContent = parts.length ? parts.join(" · ") : "no review actions yet";
+    ui.counts.dataset.total = String(t.grades + t.confirmed + t.removed + t.rewritten + t.added + t.notes);
+    ui.clearBtn.disabled = !parts.length;
+  }
+  function changed() { save(); showCounts(); }
+
+  // reviewer name: asked once, remembered for every page of this browser
+  if (storage) { try { ui.reviewer.value = storage.getItem(NAME_KEY) || ""; } catch (e) {} }
+  ui.reviewer.addEventListener("input", function () {
+    ui.reviewer.classList.remove("missing");
+    if (storage) { try { storage.setItem(NAME_KEY, ui.reviewer.value.trim()); } catch (e) {} }
+  });
+
+  function actions() {
+    var out = [];
+    function withNote(a, note) { if (note) a.note = note; return a; }
+    DATA.queries.forEach(function (q) {
+      if (R.qnotes[q.id]) out.push({type: "note", query_id: q.id, text: R.qnotes[q.id]});
+      q.items.forEach(function (it) {
+        var st = itemState(q, it.id);
+        if (!st) return;
+        if (st.op === "remove") {
+          out.push(withNote({type: "remove_item", query_id: q.id, item_id: it.id}, st.n));
+        } else if (st.op === "rewrite") {
+          out.push(withNote({type: "rewrite_item", query_id: q.id, item_id: it.id, text: st.t}, st.n));
+        }
+        else if (st.n) out.push({type: "note", query_id: q.id, item_id: it.id, text: st.n});
+      });
+      (R.added[q.id] || []).forEach(function (text) {
+        out.push({type: "add_item", query_id: q.id, text: text});
+      });
+      q.passages.forEach(function (p) {
+        q.items.forEach(function (it) {
+          var c = cellState(q, p.id, it.id);
+          if (!c) return;
+          var base = {query_id: q.id, paragraph_id: p.id, item_id: it.id,
+                      prompt_class: M.prompt_class, llm: M.llm};
+          if (c.g !== null && c.g !== undefined) {
+            base.type = "grade"; base.grade = c.g; out.push(withNote(base, c.n));
+          } else if (c.c) {
+            base.type = "confirm"; out.push(withNote(base, c.n));
+          } else if (c.n) {
+            out.push({type: "note", query_id: q.id, paragraph_id: p.id, item_id: it.id, text: c.n});
+          }
+        });
+      });
+    });
+    return out;
+  }
+  function exportReview() {
+    var name = ui.reviewer.value.trim();
+    if (!name) {
+      ui.reviewer.classList.add("missing"); ui.reviewer.focus();
+      setStatus("enter your name first: it goes into the review file");
+      return;
+    }
+    var review = {version: 1, reviewer: name, source: {file: SRC.file, sha256: SRC.sha256},
+                  created: new Date().toISOString(), actions: actions()};
+    var blob = new Blob([JSON.stringify(review, null, 1) + "\n"], {type: "application/json"});
+    var a = document.createElement("a");
+    a.href = URL.createObjectURL(blob);
+    a.download = "review-" + (name.replace(/[^A-Za-z0-9_.-]+/g, "_").slice(0, 40) || "reviewer") + "-" +
+      SRC.sha256.slice(0, 8) + ".json";
+    a.className = "hidden";
+    document.body.appendChild(a);
+    a.click();
+    setTimeout(function () { URL.revokeObjectURL(a.href); a.remove(); }, 2000);
+    setStatus("exported " + review.actions.length + " actions as " + a.download);
+  }
+  ui.exportBtn.addEventListener("click", exportReview);
+  if (!SRC.sha256) {
+    ui.exportBtn.disabled = true;
+    ui.exportBtn.title = "made without the graded file's digest; make the page with `rubric verify html`";
+  }
+  var clearArmed = null;
+  ui.clearBtn.addEventListener("click", function () {
+    if (!clearArmed) {
+      ui.clearBtn.textContent = "Really clear all " + ui.counts.dataset.total + "?";
+      ui.clearBtn.classList.add("danger");
+      clearArmed = setTimeout(disarm, 4000);
+      return;
+    }
+    disarm();
+    R = blank(); closeEditor(); changed(); render();
+    setStatus("cleared");
+  });
+  function disarm() {
+    clearTimeout(clearArmed); clearArmed = null;
+    ui.clearBtn.textContent = "Clear"; ui.clearBtn.classList.remove("danger");
+  }
+
+  // --- the editor panel -------------------------------------------------------------------------
+  var current = null;  // {kind: "cell", q, pi, k} | {kind: "item", q, k} | {kind: "query", q}
+  function closeEditor() {
+    current = null;
+    ui.editor.classList.add("hidden");
+    ui.editor.textContent = "";
+    document.querySelectorAll("td.g.current").forEach(function (td) { td.classList.remove("current"); });
+  }
+  function panel(title) {
+    ui.editor.textContent = "";
+    ui.editor.classList.remove("hidden");
+    ui.editor.appendChild(button("×", "close", closeEditor, "close (Esc)"));
+    ui.editor.appendChild(el("h3", "", title));
+  }
+  function noteBox(label, value, onInput) {
+    ui.editor.appendChild(el("label", "lab", label));
+    var t = el("textarea", "note");
+    t.value = value || "";
+    t.addEventListener("input", function () { onInput(t.value.trim()); });
+    ui.editor.appendChild(t);
+    return t;
+  }
+  var NO_TEXT = "(no text: make the page with --bank to see item texts)";
+  function itemTitle(q, k) {
+    var it = q.items[k], st = itemState(q, it.id);
+    if (st && st.op === "rewrite") return st.t;
+    return it.text || NO_TEXT;
+  }
+  function editCell(q, pi, k) {
+    var p = q.passages[pi], it = q.items[k], llmGrade = p.g[k];
+    current = {kind: "cell", q: q, pi: pi, k: k};
+    panel(q.id + " · passage " + p.id);
+    ui.editor.appendChild(el("div", "itext", shortId(it.id) + ": " + itemTitle(q, k)));
+    ui.editor.appendChild(el("div", "ptext", p.text));
+    ui.editor.appendChild(el("div", "answer", (p.j === null ? "not judged" : "judged " + p.j) + "; " +
+      (llmGrade === null ? "the LLM gave no grade here" :
+       "LLM grade " + llmGrade + ", answer: " + (p.a[k] ? String(p.a[k]) : "(none)"))));
+    var st = cellState(q, p.id, it.id) || {};
+    ui.editor.appendChild(el("label", "lab", "your grade"));
+    var row = el("div", "row grades");
+    for (var g = 0; g <= 5; g++) {
+      (function (g) {
+        var b = button(String(g), (st.g === g ? "on" : "") + (llmGrade === g ? " llm" : ""),
+          function () { setCell(q, pi, k, {g: g, c: false}); },
+          "grade " + g + " (key " + g + ")" + (llmGrade === g ? "; the LLM's grade" : ""));
+        b.style.background = colour(g);
+        b.dataset.grade = String(g);
+        row.appendChild(b);
+      })(g);
+    }
+    ui.editor.appendChild(row);
+    var acts = el("div", "row");
+    var conf = button(st.c ? "✓ Confirmed" : "✓ Confirm LLM grade " + (llmGrade === null ? "" : llmGrade),
+      st.c ? "primary" : "", function () { setCell(q, pi, k, {g: null, c: true}); },
+      "the LLM is right (key c)");
+    conf.disabled = llmGrade === null;
+    conf.dataset.action = "confirm";
+    acts.appendChild(conf);
+    var reset = button("Reset", "", function () { setCell(q, pi, k, {g: null, c: false}); },
+      "back to the LLM's grade");
+    reset.disabled = !(st.c || (st.g !== null && st.g !== undefined));
+    acts.appendChild(reset);
+    ui.editor.appendChild(acts);
+    noteBox("note on this cell", st.n, function (v) {
+      var key = cellKey(q, p.id, it.id);
+      R.cells[key] = Object.assign({g: null, c: false}, R.cells[key] || {}, {n: v});
+      tidy(R.cells, key); paintCells(q, p.id, it.id); changed();
+    });
+    ui.editor.appendChild(el("div", "keys", "keys: 0–5 grade · c confirm · arrows move · Esc close"));
+    markCurrent();
+  }
+  function setCell(q, pi, k, change) {
+    var p = q.passages[pi], it = q.items[k], key = cellKey(q, p.id, it.id);
+    R.cells[key] = Object.assign({g: null, c: false, n: ""}, R.cells[key] || {}, change);
+    tidy(R.cells, key);
+    paintCells(q, p.id, it.id);
+    changed();
+    editCell(q, pi, k);
+  }
+  function editItem(q, k) {
+    var it = q.items[k];
+    current = {kind: "item", q: q, k: k};
+    panel(q.id + " · item " + shortId(it.id));
+    var st = itemState(q, it.id) || {};
+    ui.editor.appendChild(el("div", "itext" + (st.op === "remove" ? " struck" : ""), it.text || NO_TEXT));
+    ui.editor.appendChild(el("div", "answer", it.id));
+    var row = el("div", "row");
+    if (st.op === "remove") {
+      row.appendChild(button("Keep this item", "", function () { setItem(q, k, {op: null, t: ""}); }));
+    } else {
+      var rm = button("Mark bad (remove)", "danger", function () { setItem(q, k, {op: "remove", t: ""}); },
+        "the item is wrong or useless: remove it from the bank");
+      rm.dataset.action = "remove";
+      row.appendChild(rm);
+    }
+    ui.editor.appendChild(row);
+    ui.editor.appendChild(el("label", "lab", "rewrite the item (its id follows the new text)"));
+    var t = el("textarea", "rewrite");
+    t.value = st.op === "rewrite" ? st.t : (it.text || "");
+    ui.editor.appendChild(t);
+    var row2 = el("div", "row");
+    var sv = button("Save rewrite", "primary", function () {
+      var v = t.value.trim();
+      if (!v || v === it.text) { setStatus("the rewrite is empty or unchanged"); return; }
+      setItem(q, k, {op: "rewrite", t: v});
+    });
+    sv.dataset.action = "rewrite";
+    row2.appendChild(sv);
+    if (st.op === "rewrite") {
+      row2.appendChild(button("Undo rewrite", "", function () { setItem(q, k, {op: null, t: ""}); }));
+    }
+    ui.editor.appendChild(row2);
+    noteBox("note on this item", st.n, function (v) {
+      var key = itemKey(q, it.id);
+      R.items[key] = Object.assign({op: null, t: ""}, R.items[key] || {}, {n: v});
+      tidy(R.items, key); paintHeaders(q); changed();
+    });
+  }
+  function setItem(q, k, change) {
+    var key = itemKey(q, q.items[k].id);
+    R.items[key] = Object.assign({op: null, t: "", n: ""}, R.items[key] || {}, change);
+    tidy(R.items, key);
+    changed();
+    render();
+    editItem(q, k);
+  }
+  function editQuery(q) {
+    current = {kind: "query", q: q};
+    panel("query " + q.id + (q.text ? " — " + q.text : ""));
+    ui.editor.appendChild(el("label", "lab", "add a missing item"));
+    var t = el("textarea", "add");
+    t.placeholder = M.prompt_type === "nugget" ? "a key fact an answer should state" :
+      "a question a relevant passage answers";
+    ui.editor.appendChild(t);
+    var row = el("div", "row");
+    var add = button("Add item", "primary", function () {
+      var v = t.value.trim();
+      if (!v) return;
+      var list = R.added[q.id] || (R.added[q.id] = []);
+      if (list.indexOf(v) < 0) list.push(v);
+      changed(); render(); editQuery(q);
+    });
+    add.dataset.action = "add";
+    row.appendChild(add);
+    ui.editor.appendChild(row);
+    var list = R.added[q.id] || [];
+    if (list.length) {
+      ui.editor.appendChild(el("label", "lab", "added items"));
+      var ul = el("ul");
+      list.forEach(function (text, i) {
+        var li = el("li", "", text + " ");
+        li.appendChild(button("undo", "", function () {
+          list.splice(i, 1);
+          if (!list.length) delete R.added[q.id];
+          changed(); render(); editQuery(q);
+        }));
+        ul.appendChild(li);
+      });
+      ui.editor.appendChild(ul);
+    }
+    noteBox("note on this query", R.qnotes[q.id], function (v) {
+      if (v) R.qnotes[q.id] = v; else delete R.qnotes[q.id];
+      changed(); paintQueryReview(q);
+    });
+  }
+
+  // --- painting review state onto the grid -------------------------------------------------------
+  function paintCell(td, q, p, k) {
+    var it = q.items[k], llmGrade = p.g[k], st = cellState(q, p.id, it.id) || {};
+    var human = st.g !== null && st.g !== undefined;
+    var shown = human ? st.g : llmGrade;
+    var ist = itemState(q, it.id);
+    td.className = "g" + (shown === null ? " na" : "") + (human ? " human" : "") +
+      (st.c ? " confirmed" : "") + (st.n ? " noted" : "") + (ist && ist.op === "remove" ? " off" : "");
+    td.textContent = shown === null ? "" : String(shown) + (st.c ? "✓" : "");
+    td.style.background = shown === null ? "" : colour(shown);
+    if (llmGrade !== null) td.dataset.grade = String(llmGrade);
+    if (human) td.dataset.human = String(st.g); else delete td.dataset.human;
+    var answer = p.a[k] ? String(p.a[k]) : "(no answer)";
+    td.title = llmGrade === null ? "click to grade" : answer;
+  }
+  function tipText(td) {
+    var c = cellOf(td), it = c.q.items[c.k], llmGrade = c.p.g[c.k];
+    var st = cellState(c.q, c.p.id, it.id) || {};
+    var human = st.g !== null && st.g !== undefined;
+    var lines = [(llmGrade === null ? "not graded by the LLM" : "LLM grade " + llmGrade) +
+      (human ? ", your grade " + st.g : st.c ? ", confirmed" : "") + " — " + shortId(it.id)];
+    if (llmGrade !== null) lines.push(c.p.a[c.k] ? String(c.p.a[c.k]) : "(no answer)");
+    if (st.n) lines.push("note: " + st.n);
+    return lines.join("\n");
+  }
+  function paintCells(q, pid, item) {
+    document.querySelectorAll("td.g").forEach(function (td) {
+      var c = cellOf(td);
+      if (c && c.q === q && c.p.id === pid && c.q.items[c.k].id === item) paintCell(td, c.q, c.p, c.k);
+    });
+    markCurrent();
+  }
+  function paintHeader(th, q, k) {
+    var it = q.items[k], st = itemState(q, it.id) || {};
+    th.classList.toggle("removed", st.op === "remove");
+    th.classList.toggle("rewritten", st.op === "rewrite");
+    th.classList.toggle("noted", !!st.n);
+    th.textContent = (st.op === "rewrite" ? "✎" : "") + shortId(it.id);
+    th.title = (st.op === "rewrite" ? "rewritten: " + st.t + "\nwas: " : "") +
+      (it.text ? it.text + "\n" : "") + it.id +
+      (st.op === "remove" ? "\nmarked bad (removed)" : "") + (st.n ? "\nnote: " + st.n : "") +
+      (th.dataset.spur ? "\n" + th.dataset.spur : "") + "\nclick to edit this item";
+  }
+  function paintHeaders(q) {
+    document.querySelectorAll("th.item").forEach(function (th) {
+      var qi = Number(th.dataset.q);
+      if (DATA.queries[qi] === q) paintHeader(th, q, Number(th.dataset.k));
+    });
+  }
+  function paintQueryReview(q) {
+    document.querySelectorAll("div.qreview").forEach(function (box) {
+      if (DATA.queries[Number(box.dataset.q)] !== q) return;
+      box.textContent = "";
+      (R.added[q.id] || []).forEach(function (text) {
+        var d = el("div", "added");
+        d.appendChild(el("span", "tag", "added"));
+        d.appendChild(document.createTextNode(text));
+        box.appendChild(d);
+      });
+      if (R.qnotes[q.id]) {
+        var d = el("div", "qnote");
+        d.appendChild(el("span", "tag note", "note"));
+        d.appendChild(document.createTextNode(R.qnotes[q.id]));
+        box.appendChild(d);
+      }
+    });
+  }
+  function cellOf(td) {
+    if (!td || !td.dataset || td.dataset.q === undefined) return null;
+    var q = DATA.queries[Number(td.dataset.q)];
+    return {q: q, pi: Number(td.dataset.p), p: q.passages[Number(td.dataset.p)], k: Number(td.dataset.k)};
+  }
+  function markCurrent() {
+    document.querySelectorAll("td.g.current").forEach(function (td) { td.classList.remove("current"); });
+    if (!current || current.kind !== "cell") return;
+    var qi = DATA.queries.indexOf(current.q);
+    var td = document.querySelector(
+      'td.g[data-q="' + qi + '"][data-p="' + current.pi + '"][data-k="' + current.k + '"]');
+    if (td) td.classList.add("current");
+  }
+
   function spuriousCounts(q, T, J) {
     return q.items.map(function (_, k) {
       var n = 0;
@@ -196,7 +682,7 @@ _JS = r"""
   }
   function hideTip() { tip.style.display = "none"; }
 
-  function renderQuery(q) {
+  function renderQuery(q, qi) {
     var T = Number(ctl.minGrade.value), J = Number(ctl.minJud.value);
     var S = Number(ctl.spuriousMin.value);
     var spur = spuriousCounts(q, T, J);
@@ -207,20 +693,28 @@ _JS = r"""
     var h = el("h2");
     h.appendChild(el("span", "qid", q.id));
     h.appendChild(document.createTextNode(q.text || ""));
+    var addBtn = button("+ item / note", "", function () { editQuery(q); },
+      "add a missing item or a note to this query");
+    addBtn.dataset.action = "query";
+    h.appendChild(addBtn);
     sec.appendChild(h);
+    var box = el("div", "qreview");
+    box.dataset.q = String(qi);
+    sec.appendChild(box);
     var table = el("table", "grid"), thead = el("thead"), hr = el("tr");
     hr.appendChild(el("th", "", "passage"));
     hr.appendChild(el("th", "", "judg."));
     cols.forEach(function (k) {
-      var it = q.items[k];
-      var th = el("th", "item" + (hasJudgments && spur[k] >= S ? " spurious" : ""), shortId(it.id));
-      th.title = (it.text ? it.text + "\n" : "") + it.id +
-        (hasJudgments ? "\ngraded >= " + T + " on " + spur[k] + " passages judged < " + J : "");
+      var th = el("th", "item" + (hasJudgments && spur[k] >= S ? " spurious" : ""));
+      th.dataset.q = String(qi);
+      th.dataset.k = String(k);
+      if (hasJudgments) th.dataset.spur = "graded >= " + T + " on " + spur[k] + " passages judged < " + J;
+      paintHeader(th, q, k);
       hr.appendChild(th);
     });
     thead.appendChild(hr); table.appendChild(thead);
     var tbody = el("tbody"), shown = 0, unc = 0;
-    q.passages.forEach(function (p) {
+    q.passages.forEach(function (p, pi) {
       var isUnc = p.j !== null && p.j >= J && best(p) < T;
       if (isUnc) unc++;
       if (ctl.uncovered.checked && !isUnc) return;
@@ -233,18 +727,11 @@ _JS = r"""
       tr.appendChild(pid);
       tr.appendChild(el("td", "jud", p.j === null ? "–" : p.j));
       cols.forEach(function (k) {
-        var g = p.g[k];
-        var td = el("td", g === null ? "g na" : "g", g === null ? "" : g);
-        if (g !== null) {
-          td.style.background = colour(g);
-          td.dataset.grade = String(g);
-          var answer = p.a[k] ? String(p.a[k]) : "(no answer)";
-          var text = "grade " + g + " — " + shortId(q.items[k].id) + "\n" + answer;
-          td.addEventListener("mouseenter", function (ev) { showTip(ev, text); });
-          td.addEventListener("mousemove", function (ev) { showTip(ev, text); });
-          td.addEventListener("mouseleave", hideTip);
-          td.title = answer;
-        }
+        var td = el("td", "g");
+        td.dataset.q = String(qi);
+        td.dataset.p = String(pi);
+        td.dataset.k = String(k);
+        paintCell(td, q, p, k);
         tr.appendChild(td);
       });
       tbody.appendChild(tr);
@@ -256,17 +743,67 @@ _JS = r"""
     sec.appendChild(table);
     return sec;
   }
+  var grids = document.getElementById("grids");
+  grids.addEventListener("click", function (ev) {
+    var t = ev.target;
+    if (!(t instanceof Element)) return;
+    var td = t.closest("td.g"), th = t.closest("th.item");
+    if (td) { var c = cellOf(td); hideTip(); editCell(c.q, c.pi, c.k); }
+    else if (th) editItem(DATA.queries[Number(th.dataset.q)], Number(th.dataset.k));
+  });
+  grids.addEventListener("mouseover", function (ev) {
+    var td = ev.target instanceof Element ? ev.target.closest("td.g") : null;
+    if (td) showTip(ev, tipText(td)); else hideTip();
+  });
+  grids.addEventListener("mousemove", function (ev) {
+    var td = ev.target instanceof Element ? ev.target.closest("td.g") : null;
+    if (td) showTip(ev, tipText(td));
+  });
+  grids.addEventListener("mouseleave", hideTip);
+  document.addEventListener("keydown", function (ev) {
+    if (!current) return;
+    var typing = ev.target instanceof Element && ev.target.matches("input, textarea, select");
+    if (ev.key === "Escape") { closeEditor(); return; }
+    if (typing || current.kind !== "cell" || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    var c = current;
+    if (/^[0-5]$/.test(ev.key)) {
+      setCell(c.q, c.pi, c.k, {g: Number(ev.key), c: false}); ev.preventDefault();
+    } else if (ev.key === "c" && c.q.passages[c.pi].g[c.k] !== null) {
+      setCell(c.q, c.pi, c.k, {g: null, c: true}); ev.preventDefault();
+    } else if (/^Arrow/.test(ev.key)) {
+      var td = document.querySelector("td.g.current");
+      if (!td) return;
+      var tr = td.parentElement, next = null;
+      if (ev.key === "ArrowLeft") next = td.previousElementSibling;
+      if (ev.key === "ArrowRight") next = td.nextElementSibling;
+      var idx = Array.prototype.indexOf.call(tr.children, td);
+      if (ev.key === "ArrowUp" && tr.previousElementSibling) next = tr.previousElementSibling.children[idx];
+      if (ev.key === "ArrowDown" && tr.nextElementSibling) next = tr.nextElementSibling.children[idx];
+      if (next && next.matches("td.g")) {
+        var n = cellOf(next); editCell(n.q, n.pi, n.k); ev.preventDefault();
+      }
+    }
+  });
+
   function render() {
-    var main = document.getElementById("grids");
-    main.textContent = "";
+    grids.textContent = "";
     var v = ctl.query.value;
-    var qs = v === "all" ? DATA.queries : [DATA.queries[Number(v)]];
-    qs.forEach(function (q) { main.appendChild(renderQuery(q)); });
+    var qs = v === "all" ? DATA.queries.map(function (_, i) { return i; }) : [Number(v)];
+    qs.forEach(function (i) {
+      var q = DATA.queries[i];
+      grids.appendChild(renderQuery(q, i));
+      paintQueryReview(q);
+    });
+    markCurrent();
     document.body.dataset.rendered = "yes";
   }
   [ctl.query, ctl.minGrade, ctl.minJud, ctl.uncovered, ctl.spurious, ctl.spuriousMin].forEach(function (c) {
     c.addEventListener("change", render);
   });
+  showCounts();
+  if (Number(ui.counts.dataset.total)) {
+    setStatus("restored " + ui.counts.dataset.total + " review actions saved in this browser");
+  }
   render();
 })();
 """
@@ -299,9 +836,19 @@ only uncovered relevant passages</label>
 (graded high on &ge; <input id="spurious-min" type="number" min="1" step="1"> non-relevant)</label>
 <span class="legend" id="legend">grades </span>
 </div>
+<div class="review-bar">
+<label>reviewer <input id="reviewer" type="text" placeholder="your name" maxlength="80" autocomplete="off"
+  spellcheck="false"></label>
+<span id="counts" class="counts"></span>
+<button id="export" type="button" class="primary">Export review</button>
+<button id="clear" type="button">Clear</button>
+<span id="status" class="status"></span>
+<span class="hint">click a grade to correct or confirm it; click an item id to edit the item</span>
+</div>
 </header>
 <main id="grids"></main>
 <div id="tip"></div>
+<aside id="editor" class="hidden" aria-label="review editor"></aside>
 <script type="application/json" id="rubric-data">@DATA@</script>
 <script>@JS@</script>
 </body>
