@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from rubric.cli import llm_options as lo
-from rubric.cli.common import info, phase_app
+from rubric.cli.common import info, phase_app, updates_in_place
 from rubric.errors import UserError
 
 app = phase_app(
@@ -244,6 +244,8 @@ def import_(
         entries = read_plain(source, _check_kind(kind))
     else:
         raise UserError(f"--format: expected list or tqa, got {fmt!r}")
+    if not any(entries.values()):
+        raise UserError(f"{source}: no {kind} found")
     banks = to_banks(entries, kind, texts, test_collection, source=str(source))
     write_bank(output, banks)
     info(f"wrote {len(banks)} banks ({sum(len(b.items) for b in banks)} {kind}) to {output}")
@@ -274,6 +276,7 @@ def show(
 
 
 @app.command("edit")
+@updates_in_place("bank")
 def edit(
     bank: Path = typer.Argument(..., help="Bank file to edit."),
     add: list[str] = typer.Option(None, "--add", help="QID[/FACET]=TEXT: add an item (repeatable)."),

@@ -31,15 +31,16 @@ def _prompt_type_option():
 
 
 def _emit(text: str, output: Path | None) -> None:
-    """Results go to ``-o`` (written atomically) or stdout."""
+    """Results go to ``-o`` (by the output rule: ``-`` is stdout, files are replaced atomically)
+    or stdout."""
     if output is None:
         typer.echo(text, nl=False)
         return
-    from rubric.data.files import atomic_write
+    from rubric.data.files import is_stdio, write_output
 
-    with atomic_write(output) as f:
-        f.write(text)
-    info(f"wrote {output}")
+    write_output(output, text)
+    if not is_stdio(output):
+        info(f"wrote {output}")
 
 
 def _check_choice(option: str, value: str, choices: tuple[str, ...]) -> None:
@@ -47,6 +48,12 @@ def _check_choice(option: str, value: str, choices: tuple[str, ...]) -> None:
 
     if value not in choices:
         raise UserError(f"{option}: expected one of {', '.join(choices)}, got {value!r}")
+
+
+def _significance_level(value: float) -> float:
+    if not 0 < value < 1:
+        raise typer.BadParameter(f"{value} is not between 0 and 1 (exclusive)")
+    return value
 
 
 def _read_passages(path: Path):
@@ -69,7 +76,7 @@ def qrels_command(
         "--min-grade; for answer-verification prompts the correct items) or 'nth:M' (M-th best "
         "grade: at least M items). Direct prompts: their grade.",
     ),
-    min_grade: int = typer.Option(1, "--min-grade", help="Threshold of --label count."),
+    min_grade: int = typer.Option(1, "--min-grade", min=0, max=5, help="Threshold of --label count."),
     per_item: bool = typer.Option(
         False, "--per-item", help="One line per (passage, item), item id in column 2 (intent-aware qrels)."
     ),
@@ -116,7 +123,7 @@ def leaderboard_command(
         "AP(rel=2), RR, R@1000), or alpha_nDCG@k over per-item qrels (--per-item). The first one "
         "orders the leaderboard.",
     ),
-    level: int = typer.Option(1, "--level", "-l", help="trec_eval -l: grades >= this are relevant."),
+    level: int = typer.Option(1, "--level", "-l", min=1, help="trec_eval -l: grades >= this are relevant."),
     complete: bool = typer.Option(
         False,
         "--complete",
@@ -135,7 +142,7 @@ def leaderboard_command(
         "latex, or trec_eval (exactly trec_eval's output, run after run).",
     ),
     name_from: str = typer.Option("tag", "--name-from", help="Run name: 'tag' (column 6) or 'file'."),
-    digits: int = typer.Option(4, "--digits", help="Decimals in tsv (trec_eval prints 4)."),
+    digits: int = typer.Option(4, "--digits", min=0, max=17, help="Decimals in tsv (trec_eval prints 4)."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
 ) -> None:
     """Score runs against qrels, exactly as trec_eval 9.0.8 does.
@@ -171,7 +178,12 @@ def cover_command(
     ),
     k: int = typer.Option(20, "-k", "--top-k", min=1, help="Passages of each run that count, per query."),
     min_grade: int = typer.Option(
-        4, "--min-grade", "-T", help="An item is answered by a passage graded >= this (1 for answer checks)."
+        4,
+        "--min-grade",
+        "-T",
+        min=0,
+        max=5,
+        help="An item is answered by a passage graded >= this (1 for answer checks).",
     ),
     normalized: bool = typer.Option(
         False, "--normalized", help="Divide by the items some pooled passage answers, not all items."
@@ -232,6 +244,8 @@ def correlate_command(
     digits: int = typer.Option(
         4,
         "--digits",
+        min=-1,
+        max=17,
         help="Round our scores to this many decimals before ranking (4 = as trec_eval prints them, "
         "which the original tool did; -1 = full precision).",
     ),
@@ -243,7 +257,9 @@ def correlate_command(
     ),
     runs: list[Path] = typer.Option(None, "--run", "-r", help="--sweep: runs or directories (repeatable)."),
     measures: list[str] = typer.Option(None, "-m", "--metric", help="--sweep: measures (repeatable)."),
-    levels: list[int] = typer.Option(None, "--level", "-l", help="--sweep: relevance levels (default 1)."),
+    levels: list[int] = typer.Option(
+        None, "--level", "-l", min=1, help="--sweep: relevance levels (default 1)."
+    ),
     output: Path | None = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
 ) -> None:
     """Spearman and Kendall tau-b between our ranking of runs and the official one.
@@ -305,7 +321,7 @@ def compare_command(
     baseline: str | None = typer.Option(
         None, "--baseline", help="Compare every run with this run only (default: all pairs)."
     ),
-    level: int = typer.Option(1, "--level", "-l", help="trec_eval -l: grades >= this are relevant."),
+    level: int = typer.Option(1, "--level", "-l", min=1, help="trec_eval -l: grades >= this are relevant."),
     complete: bool = typer.Option(
         False,
         "--complete",
@@ -313,8 +329,13 @@ def compare_command(
         help="Every qrels query counts (missing = 0); else the queries both runs have.",
     ),
     n_resamples: int = typer.Option(10_000, "--resamples", min=100, help="Permutations / bootstrap samples."),
-    seed: int = typer.Option(42, "--seed", help="Seed of the resampling tests."),
-    alpha: float = typer.Option(0.05, "--alpha", help="Significance level for the 'significant' column."),
+    seed: int = typer.Option(42, "--seed", min=0, help="Seed of the resampling tests."),
+    alpha: float = typer.Option(
+        0.05,
+        "--alpha",
+        callback=_significance_level,
+        help="Significance level for the 'significant' column (between 0 and 1).",
+    ),
     name_from: str = typer.Option("tag", "--name-from", help="Run name: 'tag' (column 6) or 'file'."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
 ) -> None:

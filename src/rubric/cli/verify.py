@@ -91,7 +91,9 @@ def grading_command(
     llm: str | None = LLM_OPT,
     prompt_type: str | None = TYPE_OPT,
     bank: list[Path] = BANK_OPT,
-    width: int = typer.Option(120, "--width", help="Cut answers and passage texts to this many characters."),
+    width: int = typer.Option(
+        120, "--width", min=0, help="Cut answers and passage texts to this many characters (0: all)."
+    ),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, csv or md (Markdown)."),
     output: Path | None = OUT_OPT,
 ) -> None:
@@ -122,7 +124,7 @@ def grid_command(
     answers: bool = typer.Option(
         True, "--answers/--no-answers", help="Cells 'grade: answer' (default) or just the grade."
     ),
-    width: int = typer.Option(60, "--width", help="Cut answers to this many characters."),
+    width: int = typer.Option(60, "--width", min=0, help="Cut answers to this many characters (0: all)."),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, csv or md; one table per query."),
     output: Path | None = OUT_OPT,
 ) -> None:
@@ -145,12 +147,18 @@ def grid_command(
 @app.command("uncovered")
 def uncovered_command(
     graded: Path = typer.Argument(..., help=GRADED_HELP),
-    min_judgment: int = typer.Option(1, "--min-judgment", "-j", help="Judged relevant from this level."),
-    min_grade: int = typer.Option(4, "--min-grade", "-t", help="An item covers a passage from this grade."),
+    min_judgment: int = typer.Option(
+        1, "--min-judgment", "-j", min=1, help="Judged relevant from this level."
+    ),
+    min_grade: int = typer.Option(
+        4, "--min-grade", "-t", min=0, max=5, help="An item covers a passage from this grade."
+    ),
     prompt_class: str | None = _prompt_opt("--prompt-class", "-p"),
     llm: str | None = LLM_OPT,
     prompt_type: str | None = TYPE_OPT,
-    width: int = typer.Option(200, "--width", help="Cut passage texts to this many characters (0: all)."),
+    width: int = typer.Option(
+        200, "--width", min=0, help="Cut passage texts to this many characters (0: all)."
+    ),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, csv or md."),
     output: Path | None = OUT_OPT,
 ) -> None:
@@ -171,8 +179,12 @@ def uncovered_command(
 @app.command("spurious")
 def spurious_command(
     graded: Path = typer.Argument(..., help=GRADED_HELP),
-    max_judgment: int = typer.Option(0, "--max-judgment", "-j", help="Judged non-relevant up to this level."),
-    min_grade: int = typer.Option(4, "--min-grade", "-t", help="A grade from this level counts as high."),
+    max_judgment: int = typer.Option(
+        0, "--max-judgment", "-j", min=0, help="Judged non-relevant up to this level."
+    ),
+    min_grade: int = typer.Option(
+        4, "--min-grade", "-t", min=0, max=5, help="A grade from this level counts as high."
+    ),
     prompt_class: str | None = _prompt_opt("--prompt-class", "-p"),
     llm: str | None = LLM_OPT,
     prompt_type: str | None = TYPE_OPT,
@@ -197,7 +209,7 @@ def spurious_command(
 def agreement_command(
     graded: Path | None = typer.Argument(None, help=GRADED_HELP + " Optional with --labels and --judgments."),
     min_relevant: int = typer.Option(
-        1, "--min-relevant-judgment", "-j", help="Judgments from this level count as relevant (DL: 2)."
+        1, "--min-relevant-judgment", "-j", min=1, help="Judgments from this level count as relevant (DL: 2)."
     ),
     prompt_class: list[str] = typer.Option(
         None,
@@ -211,7 +223,9 @@ def agreement_command(
     label: str = typer.Option(
         "max", "--label", help="Passage label from item grades: max, count (items >= --min-grade) or nth:M."
     ),
-    min_grade: int = typer.Option(1, "--min-grade", help="Item grade that counts for --label count."),
+    min_grade: int = typer.Option(
+        1, "--min-grade", min=0, max=5, help="Item grade that counts for --label count."
+    ),
     grade_map: str | None = typer.Option(
         None,
         "--map",
@@ -306,7 +320,9 @@ def impact_command(
     label: str = typer.Option(
         "max", "--label", help="Passage label from item grades: max, count (items >= --min-grade) or nth:M."
     ),
-    min_grade: int = typer.Option(1, "--min-grade", help="Item grade that counts for --label count."),
+    min_grade: int = typer.Option(
+        1, "--min-grade", min=0, max=5, help="Item grade that counts for --label count."
+    ),
     needs_grading: Path | None = typer.Option(
         None, "--needs-grading", help="Also write the new bank's items that still need grading as a bank."
     ),
@@ -346,9 +362,11 @@ def html_command(
     llm: str | None = LLM_OPT,
     prompt_type: str | None = TYPE_OPT,
     bank: list[Path] = BANK_OPT,
-    min_grade: int = typer.Option(4, "--min-grade", "-t", help="Initial grade threshold of the filters."),
+    min_grade: int = typer.Option(
+        4, "--min-grade", "-t", min=0, max=5, help="Initial grade threshold of the filters."
+    ),
     min_judgment: int = typer.Option(
-        1, "--min-judgment", "-j", help="Initial 'judged relevant' level of the filters."
+        1, "--min-judgment", "-j", min=1, help="Initial 'judged relevant' level of the filters."
     ),
     spurious_min: int = typer.Option(
         5,
@@ -365,7 +383,7 @@ def html_command(
 
     Example: rubric verify html graded.jsonl.gz --bank bank.jsonl.gz -o review.html
     """
-    from rubric.data.files import atomic_write
+    from rubric.data.files import write_output
     from rubric.verify.html import render_page
 
     m = _matrix(graded, prompt_class, llm, prompt_type, answer_prompt)
@@ -377,7 +395,6 @@ def html_command(
         spurious_min=spurious_min,
         title=title,
     )
-    with atomic_write(output) as f:
-        f.write(page)
+    write_output(output, page)
     n = sum(len(q.passages) for q in m.queries)
     info(f"wrote {output}: {len(m.queries)} queries, {n} passages, {len(page) // 1024} KiB")
