@@ -1,8 +1,7 @@
 """Shared helpers of the hostile-input suite: the CLI as a subprocess, small valid inputs of every
 kind, the ways to spoil them, and the file-system faults (read-only folder, full disk).
 
-Loaded by path (tests run with ``--import-mode=importlib``): ``faults = load_faults()`` in each
-test module, with the three-line loader every module of this folder repeats.
+Test modules import it as ``hostile_faults`` (``conftest.py`` of this folder makes that work).
 """
 
 from __future__ import annotations
@@ -13,6 +12,7 @@ import importlib.util
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import uuid
@@ -44,7 +44,9 @@ graded_fixture = _load("rubric_verify_graded_fixture", ROOT / "tests" / "verify"
 # --- running the CLI -------------------------------------------------------------------------
 
 
-def rubric(*args: object, stdin=None, input: bytes | None = None, cwd: Path | None = None, timeout: float = 300):
+def rubric(
+    *args: object, stdin=None, input: bytes | None = None, cwd: Path | None = None, timeout: float = 300
+):
     """``python -m rubric ARGS`` with bytes in and out (``input`` or an open ``stdin``); the
     stderr of every call is checked for a traceback."""
     cmd = [sys.executable, "-m", "rubric", *map(str, args)]
@@ -164,6 +166,27 @@ def spoiled(valid: bytes) -> dict[str, bytes]:
 
 
 # --- file-system faults ------------------------------------------------------------------------
+
+
+def device(folder: Path, name: str) -> Path:
+    """A character device to write to (``null`` or ``full``). As root it is a private node in
+    ``folder``: a regression that replaced its target would otherwise replace /dev/NAME for the
+    whole machine. Other users get the real /dev/NAME, which they cannot replace."""
+    if os.geteuid() != 0:
+        return Path("/dev") / name
+    node = folder / f"dev-{name}"
+    try:
+        os.mknod(node, stat.S_IFCHR | 0o666, os.makedev(1, {"null": 3, "full": 7}[name]))
+    except OSError as e:
+        pytest.skip(f"cannot make a device node here ({e.strerror})")
+    return node
+
+
+def stdout_names() -> list[str]:
+    """Names of standard output to pass as ``-o``. ``/dev/stdout`` only where this user cannot
+    replace it (not root), so that a regression cannot break the machine's /dev."""
+    names = ["/dev/fd/1", "/proc/self/fd/1"]
+    return names if os.geteuid() == 0 else [*names, "/dev/stdout"]
 
 
 def _mount_tmpfs(target: Path, options: str) -> bool:

@@ -3,23 +3,12 @@ naming the file, no output file and no temporary file."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from pathlib import Path
 
+import hostile_faults as faults  # made importable by conftest.py
 import pytest
 
-
-def _load(name: str, path: Path):
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, path)
-        sys.modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[name])
-    return sys.modules[name]
-
-
-faults = _load("rubric_hostile_faults", Path(__file__).with_name("faults.py"))
 RATING = faults.graded_fixture.RATING
 
 # command group -> (the valid file a spoiled copy replaces, arguments with {bad}, {out} and inputs)

@@ -4,27 +4,16 @@ mark, finite scores and grades, repeated ids never silently dropped."""
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import json
 import os
 import shutil
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
+import hostile_faults as faults  # made importable by conftest.py
 import pytest
 
-
-def _load(name: str, path: Path):
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, path)
-        sys.modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[name])
-    return sys.modules[name]
-
-
-faults = _load("rubric_hostile_faults", Path(__file__).with_name("faults.py"))
 rubric, assert_one_error = faults.rubric, faults.assert_one_error
 RATING = faults.graded_fixture.RATING
 BOM = b"\xef\xbb\xbf"

@@ -3,22 +3,8 @@ before any file is read (the files named here do not even exist)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
+import hostile_faults as faults  # made importable by conftest.py
 import pytest
-
-
-def _load(name: str, path: Path):
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, path)
-        sys.modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[name])
-    return sys.modules[name]
-
-
-faults = _load("rubric_hostile_faults", Path(__file__).with_name("faults.py"))
 
 LB = ["evaluate", "leaderboard", "--qrels", "Q", "--run", "R", "-m", "P@5"]
 CMP = ["evaluate", "compare", "--qrels", "Q", "--run", "R", "-m", "P@5"]

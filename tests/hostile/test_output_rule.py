@@ -4,7 +4,6 @@ one line for a failed write, nothing left behind by Ctrl-C or SIGTERM."""
 from __future__ import annotations
 
 import glob
-import importlib.util
 import os
 import signal
 import stat
@@ -14,18 +13,8 @@ import threading
 import time
 from pathlib import Path
 
+import hostile_faults as faults  # made importable by conftest.py
 import pytest
-
-
-def _load(name: str, path: Path):
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, path)
-        sys.modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[name])
-    return sys.modules[name]
-
-
-faults = _load("rubric_hostile_faults", Path(__file__).with_name("faults.py"))
 
 rubric, assert_one_error = faults.rubric, faults.assert_one_error
 RATING = faults.graded_fixture.RATING
@@ -158,13 +147,14 @@ def test_dash_writes_to_stdout_everywhere(f, tmp_path):
     assert not (Path.cwd() / "-").exists() and not list(tmp_path.rglob("-"))
 
 
-def test_dev_stdout_redirected_to_a_file_is_written_not_replaced(f, tmp_path):
+@pytest.mark.parametrize("name", faults.stdout_names())
+def test_stdout_redirected_to_a_file_is_written_not_replaced(f, tmp_path, name):
     target = tmp_path / "redirected.tsv"
     target.write_text("")
     inode = target.stat().st_ino
     with target.open("wb") as out:
         r = subprocess.run(
-            [sys.executable, "-m", "rubric", "convert", "queries", f["queries.tsv"], "-o", "/dev/stdout"],
+            [sys.executable, "-m", "rubric", "convert", "queries", f["queries.tsv"], "-o", name],
             stdout=out,
             stderr=subprocess.PIPE,
             env=faults.root_conftest.cli_env(),
@@ -185,9 +175,10 @@ def test_a_fifo_and_a_device_are_written_in_place(f, tmp_path):
     assert r.returncode == 0, r.stderr
     assert b'"q2": "why is the sky blue"' in got[0]
     assert stat.S_ISFIFO(fifo.stat().st_mode)
-    r = rubric("convert", "queries", f["queries.tsv"], "-o", "/dev/null")
+    null = faults.device(tmp_path, "null")
+    r = rubric("convert", "queries", f["queries.tsv"], "-o", null)
     assert r.returncode == 0, r.stderr
-    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)  # still the device
+    assert stat.S_ISCHR(os.stat(null).st_mode)  # still the device
 
 
 def test_a_link_to_a_file_stays_a_link_and_permissions_are_kept(f, tmp_path):
@@ -239,8 +230,10 @@ def test_full_disk_keeps_the_old_file(f, tmp_path):
         assert sorted(p.name for p in disk.iterdir()) == ["q.json"]  # the folder it made is gone
 
 
-def test_dev_full(f):
-    assert_one_error(_write(f, "/dev/full"), "/dev/full: cannot write (No space left on device)")
+def test_a_full_device(f, tmp_path):
+    full = faults.device(tmp_path, "full")
+    assert_one_error(_write(f, full), f"{full}: cannot write (No space left on device)")
+    assert stat.S_ISCHR(os.stat(full).st_mode)
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,6 @@ starts with the file's name; never another exception."""
 from __future__ import annotations
 
 import gzip
-import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -158,7 +157,7 @@ SEEDS = [
     b'{"q1": "bees", "q2": "sky"}\n',
     b'["q1", [{"paragraph_id": "d1", "text": "x", "paragraph_data": {"judgments": [], "rankings": []}}]]\n',
     b'{"query_id": "q1", "items": [{"query_id": "q1", "question_id": "q1/a", "question_text": "why?"}]}\n',
-    b'{"run_id": "r", "topic_id": "q1", "answer": [{"text": "a.", "citations": [0]}], "references": ["d1"]}\n',
+    b'{"run_id": "r", "topic_id": "q1", "answer": [{"text": "a.", "citations": [0]}], "references": []}\n',
     b'{"run_id": "r", "query_id": "q1", "nuggets": [{"importance": "vital", "assignment": "support"}]}\n',
     b"run\tmap\nr1\t0.5\nr2\t0.25\n",
     b"q1\tf1\tfacet one\n",
