@@ -119,7 +119,9 @@ def _open_source(path: PathLike) -> tuple[IO[bytes], bool]:
     if stat.S_ISDIR(st.st_mode):
         raise UserError(f"{path}: is a directory, expected a file")
     identity = (st.st_dev, st.st_ino)
-    if stat.S_ISFIFO(st.st_mode) or stat.S_ISSOCK(st.st_mode) or identity == _stdin_identity():
+    if not stat.S_ISREG(st.st_mode) and (
+        stat.S_ISFIFO(st.st_mode) or stat.S_ISSOCK(st.st_mode) or identity == _stdin_identity()
+    ):  # a regular file can be opened again; a pipe (or the terminal) cannot be read again
         _claim_once(identity, path)
     try:
         return open(path, "rb", buffering=BUFFER), True
@@ -184,8 +186,8 @@ def read_text(path: PathLike) -> str:
 
 
 def text_lines(text: str) -> Iterator[tuple[int, str]]:
-    """``(line_number, line)`` of a text split at ``\n`` only (as trec_eval does; ``str.splitlines``
-    would also split at form feeds, ``\x1c``, U+2028 and others found inside texts)."""
+    """``(line_number, line)`` of a text split at ``\\n`` only, as trec_eval splits (``str.splitlines``
+    would also split at form feeds, ``\\x1c``, U+2028 and others found inside texts)."""
     for line_no, line in enumerate(text.split("\n"), start=1):
         yield line_no, line[:-1] if line.endswith("\r") else line
 
@@ -248,7 +250,8 @@ def same_output(a: PathLike, b: PathLike) -> bool:
     """Do two outputs name one target (``-`` twice, or one file by two names)?"""
     if is_stdio(a) or is_stdio(b):
         return is_stdio(a) and is_stdio(b)
-    return os.path.realpath(a) == os.path.realpath(b) or (_identity(a) or 0) == (_identity(b) or 1)
+    same = _identity(a)
+    return os.path.realpath(a) == os.path.realpath(b) or (same is not None and same == _identity(b))
 
 
 Labelled = tuple[str, PathLike]
@@ -318,7 +321,7 @@ class _Sink(io.RawIOBase):
 
 
 class _TextOutput:
-    """The layers over a sink: text (UTF-8, ``\n``), optionally gzip, a large buffer."""
+    """The layers over a sink: text (UTF-8, ``\\n`` line ends), optionally gzip, a large buffer."""
 
     def __init__(self, sink: _Sink, compress: bool):
         self.sink = sink
