@@ -27,9 +27,15 @@ def cli_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+def assert_no_traceback(stderr: str, args: object = ()) -> None:
+    """Whatever the input, the CLI never shows a traceback: every CLI call of the suite checks it."""
+    assert "Traceback (most recent call last)" not in stderr, f"rubric {args}:\n{stderr[-4000:]}"
+
+
 def run_cli(*args: object, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 600):
-    """Run ``python -m rubric ARGS`` and return the CompletedProcess (text mode)."""
-    return subprocess.run(
+    """Run ``python -m rubric ARGS`` and return the CompletedProcess (text mode); a traceback on
+    stderr fails the test."""
+    result = subprocess.run(
         [sys.executable, "-m", "rubric", *map(str, args)],
         capture_output=True,
         text=True,
@@ -37,6 +43,8 @@ def run_cli(*args: object, cwd: Path | None = None, env: dict[str, str] | None =
         env=cli_env(env),
         timeout=timeout,
     )
+    assert_no_traceback(result.stderr, args)
+    return result
 
 
 @pytest.fixture

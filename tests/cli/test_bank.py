@@ -246,6 +246,7 @@ def test_killed_generate_resumes_without_asking_again(cli, tmp_path):
         finally:
             proc.kill()
             proc.wait()
+        assert "Traceback (most recent call last)" not in proc.stderr.read().decode()
         assert not out.exists()
         r = cli(*args)
         assert r.returncode == 0, r.stderr

@@ -211,7 +211,8 @@ def test_check_summarises_valid_files(cli, tmp_path):
 def test_check_reports_each_kind_of_bad_input(cli, tmp_path, user_error):
     good = json.dumps(["q1", [_passage("a")]])
     trunc = tmp_path / "trunc.jsonl.gz"
-    trunc.write_bytes(gzip.compress("".join(good + "\n" for _ in range(2000)).encode())[:300])
+    lines = "".join(json.dumps([f"q{i}", [_passage("a")]]) + "\n" for i in range(2000))
+    trunc.write_bytes(gzip.compress(lines.encode())[:300])
     user_error(cli("convert", "check", trunc), f"{trunc}: damaged gzip file")
 
     broken = tmp_path / "broken.jsonl"
@@ -223,7 +224,8 @@ def test_check_reports_each_kind_of_bad_input(cli, tmp_path, user_error):
     missing = tmp_path / "missing.jsonl"
     p = _passage("c")
     del p["paragraph_id"]
-    missing.write_text(good + "\n" + good + "\n" + json.dumps(["q3", [p]]) + "\n")
+    other = json.dumps(["q2", [_passage("a")]])
+    missing.write_text(good + "\n" + other + "\n" + json.dumps(["q3", [p]]) + "\n")
     user_error(cli("convert", "check", missing), f"{missing}:3: paragraphs[0].paragraph_id: Field required")
 
 

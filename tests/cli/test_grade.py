@@ -172,9 +172,10 @@ def test_kill_9_then_rerun_gives_the_uninterrupted_file(cli, tmp_path, models):
     assert cli(*args, "-o", clean).returncode == 0
     out = tmp_path / "out.jsonl.gz"
     partial = tmp_path / "out.jsonl.gz.partial"
+    stderr = tmp_path / "stderr.txt"
     proc = subprocess.Popen(
         [sys.executable, "-m", "rubric", *map(str, args), "-o", out],
-        env=root_conftest.cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env=root_conftest.cli_env(), stdout=subprocess.DEVNULL, stderr=stderr.open("w"),
     )  # fmt: skip
     deadline = time.time() + 120
     while time.time() < deadline and proc.poll() is None:
@@ -183,6 +184,7 @@ def test_kill_9_then_rerun_gives_the_uninterrupted_file(cli, tmp_path, models):
         time.sleep(0.02)
     os.kill(proc.pid, signal.SIGKILL)
     assert proc.wait() == -signal.SIGKILL  # it really was killed mid-run
+    root_conftest.assert_no_traceback(stderr.read_text(), args)
     assert not out.exists()
     done_before = partial.read_text().count("\n") - 1
     assert 3 <= done_before < 40

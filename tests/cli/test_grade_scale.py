@@ -121,6 +121,7 @@ def test_slurm_array_script(tmp_path, setup):
     script = HERE.parent.parent / "examples" / "slurm" / "grade-array.sbatch"
     r = subprocess.run(["bash", str(script), "submit"], env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
+    root_conftest.assert_no_traceback(r.stderr, script)
     assert "submitted array 101 (2 tasks) and merge job 102" in r.stdout
     log = (tmp_path / "sbatch.log").read_text().splitlines()
     assert "--array=1-2" in log[0] and "--dependency=afterok:101" in log[1]

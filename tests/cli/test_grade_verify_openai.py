@@ -118,9 +118,10 @@ def test_verify_prompt_grades_in_two_stages_and_resumes(cli, tmp_path):
         base = ["grade", passages, "--bank", bank, "--backend", "openai", "-m", "test-model",
                 "--base-url", srv.url, "--cache", cache]  # fmt: skip
         args = [*base, "-p", VERIFY, "--checkpoint-pairs", "1"]  # one query per checkpoint
+        stderr = tmp_path / "stderr.txt"
         proc = subprocess.Popen(
             [sys.executable, "-m", "rubric", *map(str, args), "-o", out],
-            env=root_conftest["cli_env"](), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            env=root_conftest["cli_env"](), stdout=subprocess.DEVNULL, stderr=stderr.open("w"),
         )  # fmt: skip
         deadline = time.time() + 60
         while time.time() < deadline and proc.poll() is None:
@@ -129,6 +130,7 @@ def test_verify_prompt_grades_in_two_stages_and_resumes(cli, tmp_path):
             time.sleep(0.02)
         os.kill(proc.pid, signal.SIGKILL)
         assert proc.wait() == -signal.SIGKILL  # killed while q3 waited
+        root_conftest["assert_no_traceback"](stderr.read_text(), args)
         assert not out.exists() and partial.read_text().count("\n") == 3
         r = cli(*args, "-o", out)  # q3's second attempts are not slow
         assert r.returncode == 0, r.stderr

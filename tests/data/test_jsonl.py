@@ -49,7 +49,7 @@ def test_gzip_detected_by_content_not_name(tmp_path):
 
 def test_truncated_gzip_is_an_error(tmp_path):
     src = tmp_path / "p.jsonl.gz"
-    lines = [json.dumps(["q", [passage(f"p{i}") for i in range(50)]]) for _ in range(20)]
+    lines = [json.dumps([f"q{j}", [passage(f"p{i}") for i in range(50)]]) for j in range(20)]
     write_lines(src, lines)
     data = src.read_bytes()
     src.write_bytes(data[: len(data) // 2])

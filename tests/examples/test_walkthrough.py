@@ -38,6 +38,7 @@ def test_walkthrough_runs_every_phase_and_prints_the_leaderboard(cli, tmp_path, 
         capture_output=True, text=True, env=env, timeout=900,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-4000:]
+    assert "Traceback (most recent call last)" not in result.stderr, result.stderr[-4000:]
     for name in ("passages.jsonl.gz", "graded.jsonl.gz", "review.html", "review-smollm2-135m.html",
                  "leaderboard-human.tsv",
                  "leaderboard-smollm2-135m.tsv", "leaderboard-all-MiniLM-L6-v2.tsv",

@@ -17,7 +17,7 @@ from typing import Any
 from rubric.bank.ask import ask_parsed, backend_info
 from rubric.bank.ids import item_id
 from rubric.bank.parse import ParseError, parse_list
-from rubric.data.files import read_text
+from rubric.data.files import read_text, text_lines
 from rubric.data.models import NuggetItem, QuestionItem, TestBank
 from rubric.errors import UserError
 from rubric.grading.prompts import Prompt
@@ -137,11 +137,18 @@ def read_facets(path: str | Path) -> dict[str, list[tuple[str, str]]]:
             else:
                 raise UserError(f"{path}: query {qid}: expected {{facet_id: text}} or a list of facets")
         return out
-    for line_no, line in enumerate(content.splitlines(), start=1):
+    seen: dict[tuple[str, str], int] = {}
+    for line_no, line in text_lines(content):
         if not line.strip() or line.startswith("#"):
             continue
         cols = line.split("\t")
         if len(cols) != 3 or not all(c.strip() for c in cols):
             raise UserError(f"{path}:{line_no}: expected 'qid<TAB>facet_id<TAB>facet text'")
-        out.setdefault(cols[0].strip(), []).append((cols[1].strip(), cols[2].strip()))
+        qid, facet = cols[0].strip(), cols[1].strip()
+        if (qid, facet) in seen:
+            raise UserError(
+                f"{path}:{line_no}: facet {facet} of query {qid} again (first on line {seen[qid, facet]})"
+            )
+        seen[qid, facet] = line_no
+        out.setdefault(qid, []).append((facet, cols[2].strip()))
     return out

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from rubric.bank.generate import Topic, build_items
-from rubric.data.files import read_text
+from rubric.data.files import read_text, text_lines
 from rubric.data.models import NuggetItem, QuestionItem, TestBank
 from rubric.errors import UserError
 
@@ -68,10 +68,10 @@ def read_plain(path: str | Path, kind: str) -> dict[str, list[tuple[str, dict[st
                     raise UserError(f"{path}: record {i}: no query_id")
                 out.setdefault(str(qid), []).append(_entry(path, f"record {i}", rec, kind))
         return out
-    for line_no, line in enumerate(content.splitlines(), start=1):
+    for line_no, line in text_lines(content):
         if not line.strip() or line.startswith("#"):
             continue
-        cols = line.rstrip("\n").split("\t")
+        cols = line.split("\t")
         if len(cols) < 2 or not cols[1].strip():
             raise UserError(f"{path}:{line_no}: expected 'qid<TAB>text[<TAB>...]'")
         extra: dict[str, Any] = {}

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from rubric.cli import llm_options as lo
-from rubric.cli.common import info, phase_app
+from rubric.cli.common import info, phase_app, updates_in_place
 from rubric.errors import UserError
 
 app = phase_app(
@@ -244,6 +244,8 @@ def import_(
         entries = read_plain(source, _check_kind(kind))
     else:
         raise UserError(f"--format: expected list or tqa, got {fmt!r}")
+    if not any(entries.values()):
+        raise UserError(f"{source}: no {kind} found")
     banks = to_banks(entries, kind, texts, test_collection, source=str(source))
     write_bank(output, banks)
     info(f"wrote {len(banks)} banks ({sum(len(b.items) for b in banks)} {kind}) to {output}")
@@ -274,6 +276,7 @@ def show(
 
 
 @app.command("edit")
+@updates_in_place("bank")
 def edit(
     bank: Path = typer.Argument(..., help="Bank file to edit."),
     add: list[str] = typer.Option(None, "--add", help="QID[/FACET]=TEXT: add an item (repeatable)."),
@@ -357,11 +360,7 @@ def split(
     from rubric.bank.split import split_banks
     from rubric.data.jsonl import read_bank, write_bank
 
-    if public_out.resolve() == secret_out.resolve():
-        raise UserError(f"--secret-out {secret_out}: the same file as --public-out")
-    for option, path in (("--public-out", public_out), ("--secret-out", secret_out)):
-        if path.resolve() == bank.resolve():
-            raise UserError(f"{option} {path}: the bank itself; write the parts to new files")
+    # --public-out / --secret-out naming the bank or each other: refused by the output rule
     result = split_banks(read_bank(bank), secret, seed)  # checks --secret before reading
     write_bank(public_out, result.public)
     write_bank(secret_out, result.secret)

@@ -1,11 +1,29 @@
-"""Helpers shared by the phase CLIs: typer app factory and messages on stderr."""
+"""Helpers shared by the phase CLIs: typer app factory, messages on stderr, the output guard."""
 
 from __future__ import annotations
 
+import functools
+import inspect
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import typer
+
+# Parameters of a command that name files it writes; every other path parameter is an input.
+# Parameters that name files a command writes; every other path parameter is an input.
+OUTPUT_PARAMETERS = (
+    "output",
+    "queries_out",
+    "needs_grading",
+    "bank_out",
+    "public_out",
+    "secret_out",
+    "summary",
+    "per_topic",
+    "plot",
+)
 
 
 def phase_app(help_text: str) -> typer.Typer:
@@ -26,12 +44,70 @@ def info(message: str) -> None:
 
 
 def emit(text: str, output: Path | None) -> None:
-    """Results go to ``-o`` (written atomically, then named on stderr) or stdout."""
+    """Results go to ``-o`` (by the output rule: ``-`` is stdout, files are replaced atomically)
+    or stdout; a written file is named on stderr."""
     if output is None:
         typer.echo(text, nl=False)
         return
-    from rubric.data.files import atomic_write
+    from rubric.data.files import is_stdio, write_output
 
-    with atomic_write(output) as f:
-        f.write(text)
-    info(f"wrote {output}")
+    write_output(output, text)
+    if not is_stdio(output):
+        info(f"wrote {output}")
+
+
+def _label(parameter: inspect.Parameter) -> str:
+    """How the command line names a parameter: its first long option, or its argument name."""
+    decls = getattr(parameter.default, "param_decls", None) or ()
+    longs = [d for d in decls if d.startswith("--")]
+    return longs[0] if longs else (decls[0] if decls else parameter.name.upper())
+
+
+def _paths(value: Any) -> list[Path]:
+    values = value if isinstance(value, list | tuple) else [value]
+    return [v for v in values if isinstance(v, Path)]
+
+
+def updates_in_place(parameter: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Mark a command whose output is a new version of its input ``parameter`` (grading adds
+    grades to a passages file, `bank edit` edits a bank), so ``-o`` may name that input: the
+    command reads it completely before the output replaces it."""
+
+    def mark(command: Callable[..., Any]) -> Callable[..., Any]:
+        command.updates_in_place = parameter  # type: ignore[attr-defined]
+        return command
+
+    return mark
+
+
+def guard_outputs(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap a command so that, before it does any work, an output that is one of its input files
+    (or another of its outputs) is refused with exit code 2: writing it would replace the input.
+    Only the input named by :func:`updates_in_place` may be the output.
+
+    Applied to every command by :mod:`rubric.cli.main`, so no command can forget it.
+    """
+    signature = inspect.signature(command)
+    in_place = getattr(command, "updates_in_place", None)
+
+    @functools.wraps(command)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        from rubric.data.files import check_output, same_output
+        from rubric.errors import UserError
+
+        values = signature.bind_partial(*args, **kwargs).arguments
+        inputs: list[tuple[str, Path]] = []
+        outputs: list[tuple[str, Path]] = []
+        for name, value in values.items():
+            if name == in_place:
+                continue
+            side = outputs if name in OUTPUT_PARAMETERS else inputs
+            side.extend((_label(signature.parameters[name]), p) for p in _paths(value))
+        for i, (label, path) in enumerate(outputs):
+            check_output(path, inputs, name=label)
+            for other_label, other in outputs[:i]:
+                if same_output(path, other):
+                    raise UserError(f"{label} {path}: is also the output of {other_label}")
+        return command(*args, **kwargs)
+
+    return guarded

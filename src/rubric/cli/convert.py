@@ -94,9 +94,13 @@ def rag_command(
     from rubric.convert.rag import answers_to_passages, parse_segment, read_answers
     from rubric.data.jsonl import write_passages
     from rubric.data.queries import write_queries
+    from rubric.errors import UserError
 
     max_words = parse_segment(segment)
-    records = [a for path in [*answers, *(extra_answers or [])] for a in read_answers(path)]
+    paths = [*answers, *(extra_answers or [])]
+    records = [a for path in paths for a in read_answers(path)]
+    if not records:
+        raise UserError(f"{', '.join(map(str, paths))}: no RAG answers in the file(s)")
     pool, topics = answers_to_passages(records, max_words)
     write_passages(output, pool)
     if queries_out:
@@ -135,18 +139,19 @@ def check_command(
 
     Example: rubric convert check graded.jsonl.gz bank.jsonl.gz
     """
-    from rubric.data.jsonl import iter_json_lines, read_bank, read_passages
+    from rubric.data.jsonl import read_workbench_file
+    from rubric.data.models import TestBank
     from rubric.data.select import format_kinds, grade_kinds
 
     for path in files:
-        first = next(iter_json_lines(path), (0, None))[1]
-        if isinstance(first, dict):
-            banks = list(read_bank(path))
+        records = read_workbench_file(path)  # read once: `-` and pipes work too
+        if records and isinstance(records[0], TestBank):
+            banks = records
             items = sum(len(b.items) for b in banks)
             kinds = sorted({b.kind or "empty" for b in banks})
             typer.echo(f"{path}: test bank, {len(banks)} queries/facets, {items} items ({', '.join(kinds)})")
             continue
-        queries = list(read_passages(path))
+        queries = records
         passages = [p for q in queries for p in q.paragraphs]
         judged = sum(1 for p in passages if p.paragraph_data.judgments)
         runs = {r.method for p in passages for r in p.paragraph_data.rankings}

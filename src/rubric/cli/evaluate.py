@@ -49,6 +49,12 @@ def _notes(notes: list[str]) -> None:
         info(note)
 
 
+def _significance_level(value: float) -> float:
+    if not 0 < value < 1:
+        raise typer.BadParameter(f"{value} is not between 0 and 1 (exclusive)")
+    return value
+
+
 MEASURE_HELP = (
     "Measure (repeatable; several in one value with commas: -m 'nDCG@10,P@5'), in any case: "
     "trec_eval names (ndcg_cut.10, P.5,10, map, recip_rank, Rprec, recall.1000, bpref, official, "
@@ -73,7 +79,7 @@ def qrels_command(
         "grade: at least M items). Direct prompts: their grade; with 'count' 1 when it is >= "
         "--min-grade, else 0 (binary qrels).",
     ),
-    min_grade: int = typer.Option(1, "--min-grade", help="Threshold of --label count."),
+    min_grade: int = typer.Option(1, "--min-grade", min=0, max=5, help="Threshold of --label count."),
     per_item: bool = typer.Option(
         False, "--per-item", help="One line per (passage, item), item id in column 2 (intent-aware qrels)."
     ),
@@ -156,7 +162,7 @@ def leaderboard_command(
     measures: list[str] = typer.Option(
         ..., "--measure", "-m", help=MEASURE_HELP + " The first one orders the leaderboard."
     ),
-    level: int = typer.Option(1, "--level", "-l", help="trec_eval -l: grades >= this are relevant."),
+    level: int = typer.Option(1, "--level", "-l", min=1, help="trec_eval -l: grades >= this are relevant."),
     complete: bool = typer.Option(
         False,
         "--complete",
@@ -175,7 +181,7 @@ def leaderboard_command(
         "latex, or trec_eval (exactly trec_eval's output, run after run).",
     ),
     name_from: str = typer.Option("tag", "--name-from", help="Run name: 'tag' (column 6) or 'file'."),
-    digits: int = typer.Option(4, "--digits", help="Decimals in tsv (trec_eval prints 4)."),
+    digits: int = typer.Option(4, "--digits", min=0, max=17, help="Decimals in tsv (trec_eval prints 4)."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
     query: list[str] = QUERY,
     queries: Path | None = QUERIES,
@@ -214,7 +220,12 @@ def cover_command(
     ),
     k: int = typer.Option(20, "-k", "--top-k", min=1, help="Passages of each run that count, per query."),
     min_grade: int = typer.Option(
-        4, "--min-grade", "-T", help="An item is answered by a passage graded >= this (1 for answer checks)."
+        4,
+        "--min-grade",
+        "-T",
+        min=0,
+        max=5,
+        help="An item is answered by a passage graded >= this (1 for answer checks).",
     ),
     normalized: bool = typer.Option(
         False, "--normalized", help="Divide by the items some pooled passage answers, not all items."
@@ -303,6 +314,8 @@ def correlate_command(
     digits: int = typer.Option(
         4,
         "--digits",
+        min=-1,
+        max=17,
         help="Round our scores to this many decimals before ranking (4 = as trec_eval prints them, "
         "which the original tool did; -1 = full precision).",
     ),
@@ -314,7 +327,9 @@ def correlate_command(
     ),
     runs: list[Path] = typer.Option(None, "--run", "-r", help="--sweep: runs or directories (repeatable)."),
     measures: list[str] = typer.Option(None, "-m", "--metric", help="--sweep: measures (repeatable)."),
-    levels: list[int] = typer.Option(None, "--level", "-l", help="--sweep: relevance levels (default 1)."),
+    levels: list[int] = typer.Option(
+        None, "--level", "-l", min=1, help="--sweep: relevance levels (default 1)."
+    ),
     output: Path | None = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
     query: list[str] = typer.Option(None, "--query", help="--sweep: only this query id (repeatable)."),
     queries: Path | None = typer.Option(
@@ -394,7 +409,7 @@ def compare_command(
     baseline: str | None = typer.Option(
         None, "--baseline", help="Compare every run with this run only (default: all pairs)."
     ),
-    level: int = typer.Option(1, "--level", "-l", help="trec_eval -l: grades >= this are relevant."),
+    level: int = typer.Option(1, "--level", "-l", min=1, help="trec_eval -l: grades >= this are relevant."),
     complete: bool = typer.Option(
         False,
         "--complete",
@@ -402,8 +417,13 @@ def compare_command(
         help="Every qrels query counts (missing = 0); else the queries both runs have.",
     ),
     n_resamples: int = typer.Option(10_000, "--resamples", min=100, help="Permutations / bootstrap samples."),
-    seed: int = typer.Option(42, "--seed", help="Seed of the resampling tests."),
-    alpha: float = typer.Option(0.05, "--alpha", help="Significance level for the 'significant' column."),
+    seed: int = typer.Option(42, "--seed", min=0, help="Seed of the resampling tests."),
+    alpha: float = typer.Option(
+        0.05,
+        "--alpha",
+        callback=_significance_level,
+        help="Significance level for the 'significant' column (between 0 and 1).",
+    ),
     name_from: str = typer.Option("tag", "--name-from", help="Run name: 'tag' (column 6) or 'file'."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
     query: list[str] = QUERY,

@@ -15,7 +15,7 @@ import typer
 from typer.core import TyperGroup
 
 from rubric.cli import llm_options as lo
-from rubric.cli.common import info
+from rubric.cli.common import info, updates_in_place
 from rubric.cli.rag_nuggets import assign_command
 
 
@@ -303,6 +303,7 @@ def _run(
 
 
 @app.command("exam")
+@updates_in_place("passages")
 def exam_command(
     passages: Path = typer.Argument(..., help="Passages file (.jsonl or .jsonl.gz) from `rubric convert`."),
     bank: Path = _opt(..., "--bank", "-b", help="Test bank (questions or nuggets, JSONL); required."),
@@ -380,6 +381,7 @@ def exam_command(
 
 
 @app.command("direct")
+@updates_in_place("passages")
 def direct_command(
     passages: Path = typer.Argument(..., help="Passages file (.jsonl or .jsonl.gz) from `rubric convert`."),
     queries: Path = _opt(..., "--queries", "-q", help="Query texts: JSON, TSV or JSONL; required."),

@@ -4,17 +4,25 @@ Each phase group lives in its own module ``rubric.cli.<phase>`` exposing a Typer
 is listed only if its module exists, so ``--help`` shows exactly what is built. Phase modules
 import nothing heavy at import time (torch and transformers load inside the commands that grade),
 which keeps ``rubric evaluate --help`` fast.
+
+Every command is wrapped by :func:`~rubric.cli.common.guard_outputs` (an output naming an input
+is refused before any work). Errors are one line: a :class:`UserError` or a command-line mistake
+(a missing or out-of-range option) prints ``rubric: error: ...`` and exits with 2. Ctrl-C exits
+with 130 and SIGTERM with 143, after the file being written is cleaned up.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
+import signal
 import sys
 
 import typer
 
 from rubric import __version__
+from rubric.cli.common import guard_outputs
 from rubric.errors import UserError
 
 PHASES = ("convert", "bank", "grade", "verify", "evaluate", "prompts")
@@ -54,21 +62,59 @@ def _register_phases() -> None:
         if importlib.util.find_spec(f"rubric.cli.{phase}") is None:
             continue
         module = importlib.import_module(f"rubric.cli.{phase}")
+        for command in module.app.registered_commands:
+            command.callback = guard_outputs(command.callback)
         app.add_typer(module.app, name=phase)
 
 
 _register_phases()
 
 
+class Terminated(BaseException):
+    """SIGTERM as an exception, so that ``finally`` blocks (temporary files) run before exit."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
+def _command_line_error(e: typer.TyperException) -> None:
+    """A command-line mistake (unknown, missing or out-of-range option) as one ``rubric: error:``
+    line and a hint where help is; a group called without a command shows its help."""
+    if type(e).__name__ == "NoArgsIsHelpError":  # `rubric evaluate`
+        e.show()  # type: ignore[attr-defined]
+        sys.exit(UserError.exit_code)
+    print(f"rubric: error: {e.format_message()}", file=sys.stderr)
+    ctx = getattr(e, "ctx", None)
+    if ctx is not None:
+        print(f"Try '{ctx.command_path} -h' for help.", file=sys.stderr)
+    sys.exit(UserError.exit_code if getattr(e, "exit_code", 2) == 2 else e.exit_code)
+
+
+def _quiet_stdout() -> None:
+    """After a closed pipe (`rubric ... | head`), let the interpreter exit without a flush error."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
 def main() -> None:
-    """Run the CLI; a :class:`UserError` becomes one line on stderr and exit code 2."""
+    """Run the CLI; errors become one line on stderr and exit code 2 (see the module docstring)."""
+    signal.signal(signal.SIGTERM, _terminate)
     try:
-        app()
+        code = app(standalone_mode=False)
     except UserError as e:
         print(f"rubric: error: {e}", file=sys.stderr)
         sys.exit(UserError.exit_code)
-    except KeyboardInterrupt:
-        print("rubric: interrupted", file=sys.stderr)
-        sys.exit(130)
+    except typer.TyperException as e:
+        _command_line_error(e)
+    except (KeyboardInterrupt, typer.Abort):
+        code = 130
+    except Terminated:
+        print("rubric: terminated", file=sys.stderr)
+        sys.exit(143)
     except BrokenPipeError:  # `rubric ... | head`
+        _quiet_stdout()
         sys.exit(0)
+    if code == 130:
+        print("rubric: interrupted", file=sys.stderr)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -101,7 +101,7 @@ def meta_command(
     Example: rubric evaluate meta auto=auto.tsv edited=edited.tsv -R manual=manual.tsv -m V_strict
     -m A_strict --plot figure4.png
     """
-    from rubric.evaluate.correlation import write_text
+    from rubric.data.files import write_output
 
     if fmt not in ("tsv", "json", "latex"):
         raise UserError(f"--format: expected one of tsv, json, latex, got {fmt!r}")
@@ -141,7 +141,7 @@ def meta_command(
     for note in report.notes:
         info(note)
     if per_topic is not None:
-        write_text(per_topic, report.per_topic_tsv())
+        write_output(per_topic, report.per_topic_tsv())
         info(f"wrote {per_topic}")
     if plot is not None:
         from rubric.plots.scatter import meta_scatter

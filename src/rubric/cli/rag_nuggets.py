@@ -109,7 +109,7 @@ def nuggets_command(
 
     Example: rubric evaluate nuggets assigned.jsonl.gz -o per-query.tsv
     """
-    from rubric.data.files import atomic_write
+    from rubric.data.files import open_output
     from rubric.evaluate.nuggets import MEASURES, aggregate, read_assigned
 
     if fmt not in ("tsv", "json"):
@@ -123,7 +123,7 @@ def nuggets_command(
         return "" if v is None else f"{v:.4f}"
 
     if output is not None:
-        with atomic_write(output) as f:
+        with open_output(output) as f:
             f.write("\t".join(["run", "query", *MEASURES, "nuggets", "vital", "answered"]) + "\n")
             for r in rows:
                 values = [num(r.scores[m]) for m in MEASURES]

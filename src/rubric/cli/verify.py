@@ -102,7 +102,9 @@ def grading_command(
     llm: str | None = LLM_OPT,
     prompt_type: str | None = TYPE_OPT,
     bank: list[Path] = BANK_OPT,
-    width: int = typer.Option(120, "--width", help="Cut answers and passage texts to this many characters."),
+    width: int = typer.Option(
+        120, "--width", min=0, help="Cut answers and passage texts to this many characters (0: all)."
+    ),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, csv or md (Markdown)."),
     output: Path | None = OUT_OPT,
     query: list[str] = QUERY,
@@ -135,7 +137,7 @@ def grid_command(
     answers: bool = typer.Option(
         True, "--answers/--no-answers", help="Cells 'grade: answer' (default) or just the grade."
     ),
-    width: int = typer.Option(60, "--width", help="Cut answers to this many characters."),
+    width: int = typer.Option(60, "--width", min=0, help="Cut answers to this many characters (0: all)."),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, csv or md; one table per query."),
     output: Path | None = OUT_OPT,
     query: list[str] = QUERY,
@@ -165,13 +167,18 @@ def uncovered_command(
         "--min-relevant-judgment",
         "--min-judgment",
         "-j",
+        min=1,
         help="Judged relevant from this level. " + DL_JUDGMENT_HINT,
     ),
-    min_grade: int = typer.Option(4, "--min-grade", "-t", help="An item covers a passage from this grade."),
+    min_grade: int = typer.Option(
+        4, "--min-grade", "-t", min=0, max=5, help="An item covers a passage from this grade."
+    ),
     prompt_class: str | None = _prompt_opt("--prompt-class", "-p"),
     llm: str | None = LLM_OPT,
     prompt_type: str | None = TYPE_OPT,
-    width: int = typer.Option(200, "--width", help="Cut passage texts to this many characters (0: all)."),
+    width: int = typer.Option(
+        200, "--width", min=0, help="Cut passage texts to this many characters (0: all)."
+    ),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, csv or md."),
     output: Path | None = OUT_OPT,
     query: list[str] = QUERY,
@@ -194,8 +201,12 @@ def uncovered_command(
 @app.command("spurious")
 def spurious_command(
     graded: Path = typer.Argument(..., help=GRADED_HELP),
-    max_judgment: int = typer.Option(0, "--max-judgment", "-j", help="Judged non-relevant up to this level."),
-    min_grade: int = typer.Option(4, "--min-grade", "-t", help="A grade from this level counts as high."),
+    max_judgment: int = typer.Option(
+        0, "--max-judgment", "-j", min=0, help="Judged non-relevant up to this level."
+    ),
+    min_grade: int = typer.Option(
+        4, "--min-grade", "-t", min=0, max=5, help="A grade from this level counts as high."
+    ),
     prompt_class: str | None = _prompt_opt("--prompt-class", "-p"),
     llm: str | None = LLM_OPT,
     prompt_type: str | None = TYPE_OPT,
@@ -227,6 +238,7 @@ def agreement_command(
         1,
         "--min-relevant-judgment",
         "-j",
+        min=1,
         help="Judgments from this level count as relevant. " + DL_JUDGMENT_HINT,
     ),
     prompt_class: list[str] = typer.Option(
@@ -241,7 +253,9 @@ def agreement_command(
     label: str = typer.Option(
         "max", "--label", help="Passage label from item grades: max, count (items >= --min-grade) or nth:M."
     ),
-    min_grade: int = typer.Option(1, "--min-grade", help="Item grade that counts for --label count."),
+    min_grade: int = typer.Option(
+        1, "--min-grade", min=0, max=5, help="Item grade that counts for --label count."
+    ),
     grade_map: str | None = typer.Option(
         None,
         "--map",
@@ -408,7 +422,9 @@ def impact_command(
     label: str = typer.Option(
         "max", "--label", help="Passage label from item grades: max, count (items >= --min-grade) or nth:M."
     ),
-    min_grade: int = typer.Option(1, "--min-grade", help="Item grade that counts for --label count."),
+    min_grade: int = typer.Option(
+        1, "--min-grade", min=0, max=5, help="Item grade that counts for --label count."
+    ),
     needs_grading: Path | None = typer.Option(
         None, "--needs-grading", help="Also write the new bank's items that still need grading as a bank."
     ),
@@ -452,12 +468,15 @@ def html_command(
     llm: str | None = LLM_OPT,
     prompt_type: str | None = TYPE_OPT,
     bank: list[Path] = BANK_OPT,
-    min_grade: int = typer.Option(4, "--min-grade", "-t", help="Initial grade threshold of the filters."),
+    min_grade: int = typer.Option(
+        4, "--min-grade", "-t", min=0, max=5, help="Initial grade threshold of the filters."
+    ),
     min_judgment: int = typer.Option(
         1,
         "--min-relevant-judgment",
         "--min-judgment",
         "-j",
+        min=1,
         help="Initial 'judged relevant' level of the page's filters (changeable in the page). "
         + DL_JUDGMENT_HINT,
     ),
@@ -480,7 +499,7 @@ def html_command(
 
     Example: rubric verify html graded.jsonl.gz --bank bank.jsonl.gz -o review.html
     """
-    from rubric.data.files import atomic_write
+    from rubric.data.files import write_output
     from rubric.verify.html import render_page
     from rubric.verify.review import file_sha256
 
@@ -494,8 +513,7 @@ def html_command(
         title=title,
         source={"file": graded.name, "sha256": file_sha256(graded)},
     )
-    with atomic_write(output) as f:
-        f.write(page)
+    write_output(output, page)
     n = sum(len(q.passages) for q in m.queries)
     info(f"wrote {output}: {len(m.queries)} queries, {n} passages, {len(page) // 1024} KiB")
 

@@ -1,10 +1,25 @@
-"""Opening and writing files: gzip by content, atomic replacement, clear errors.
+"""The one input rule and the one output rule of every file the workbench reads or writes.
 
-Every reader in the project opens through :func:`open_text`, so a ``.gz`` file and a plain one are
-interchangeable whatever their names, and a missing or unreadable file is a :class:`UserError`.
-Every writer goes through :func:`atomic_write`: the data lands in a temporary file next to the
-target and is renamed over it only when complete, so a crash or a user error never leaves a half
-file under the final name (the ir_datasets convention).
+Input (:func:`open_binary`, :func:`iter_lines`, :func:`read_text`; every reader uses them):
+
+* ``-`` is standard input, and any readable path works: a pipe, a fifo, ``/dev/stdin``, a shell
+  process substitution ``<(zcat run.gz)``. Each file is opened once and read once; gzip is
+  recognised by its first two bytes, taken from the opened stream and put back (reopening would
+  lose them on a pipe). A pipe or standard input read a second time by one command is an error,
+  not an empty file.
+* Text is UTF-8; a byte-order mark at the start (Windows editors write one) is dropped, since it
+  would otherwise glue itself to the first query id. Errors name ``file:line``.
+
+Output (:func:`open_output`; every writer uses it):
+
+* ``-`` and ``/dev/stdout`` are standard output; a fifo, a device or a socket is written in
+  place. A regular file is written to a temporary file next to it and renamed over it when
+  complete (the ir_datasets convention), so a crash, a full disk, a user error, Ctrl-C or a
+  SIGTERM never leaves a half file under the final name nor a temporary file behind; a link is
+  followed and stays a link.
+* An output must not be one of the command's inputs (:func:`check_output`): ``-o`` naming an
+  input would replace it.
+* A failed write is one :class:`UserError` naming the path and the operating system's reason.
 """
 
 from __future__ import annotations
@@ -13,53 +28,415 @@ import contextlib
 import gzip
 import io
 import os
+import signal
+import stat
+import sys
 import tempfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO
 
 from rubric.errors import UserError
 
 GZIP_MAGIC = b"\x1f\x8b"
+STDIO = "-"
+BUFFER = 1 << 20
+
+PathLike = str | Path
 
 
-def is_gzip(path: str | Path) -> bool:
-    """True when the file starts with the gzip magic bytes (its name does not matter)."""
-    with open(path, "rb") as f:
-        return f.read(2) == GZIP_MAGIC
+def is_stdio(path: PathLike) -> bool:
+    """``-``: standard input for a reader, standard output for a writer."""
+    return str(path) == STDIO
 
 
-def wants_gzip(path: str | Path) -> bool:
+def wants_gzip(path: PathLike) -> bool:
     """Output files are gzip-compressed exactly when their name ends in ``.gz``."""
     return str(path).endswith(".gz")
 
 
-@contextlib.contextmanager
-def open_text(path: str | Path) -> Iterator[IO[str]]:
-    """Open a plain or gzip text file (UTF-8) for reading; errors name the file."""
-    path = Path(path)
-    if not path.exists():
-        raise UserError(f"{path}: no such file")
-    if path.is_dir():
-        raise UserError(f"{path}: is a directory, expected a file")
+# --- reading -----------------------------------------------------------------------------------
+
+# Pipes (and standard input) already read by this process, by identity: a second reader would see
+# an empty file or wait forever for a writer, so it gets an error instead.
+_consumed: dict[object, str] = {}
+
+
+def _stdin_identity() -> object:
     try:
-        if is_gzip(path):
-            with gzip.open(path, "rt", encoding="utf-8") as f:
-                yield f
+        st = os.fstat(sys.stdin.fileno())
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return STDIO
+    return (st.st_dev, st.st_ino)
+
+
+def _claim_once(key: object, path: PathLike) -> None:
+    if key in _consumed:
+        raise UserError(
+            f"{path}: already read by this command ({_consumed[key]}); a pipe or standard input "
+            "can be read only once, so give the other input as a file"
+        )
+    _consumed[key] = "standard input" if is_stdio(path) else f"as {path}"
+
+
+def _read_error(path: PathLike, e: OSError) -> UserError:
+    if isinstance(e, FileNotFoundError):
+        return UserError(f"{path}: no such file")
+    if isinstance(e, IsADirectoryError):
+        return UserError(f"{path}: is a directory, expected a file")
+    return UserError(f"{path}: cannot read ({e.strerror or e})")
+
+
+class _Replay(io.RawIOBase):
+    """A stream that cannot seek, with the bytes read to detect gzip put back in front."""
+
+    def __init__(self, head: bytes, rest: IO[bytes]):
+        self._head = head
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:  # type: ignore[override]
+        if self._head:
+            n = min(len(buffer), len(self._head))
+            buffer[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        return self._rest.readinto(buffer)
+
+
+def _open_source(path: PathLike) -> tuple[IO[bytes], bool]:
+    """The opened file (or standard input) and whether this function owns (must close) it."""
+    if is_stdio(path):
+        _claim_once(_stdin_identity(), path)
+        return sys.stdin.buffer, False
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        raise _read_error(path, e) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise UserError(f"{path}: is a directory, expected a file")
+    identity = (st.st_dev, st.st_ino)
+    if not stat.S_ISREG(st.st_mode) and (
+        stat.S_ISFIFO(st.st_mode) or stat.S_ISSOCK(st.st_mode) or identity == _stdin_identity()
+    ):  # a regular file can be opened again; a pipe (or the terminal) cannot be read again
+        _claim_once(identity, path)
+    try:
+        return open(path, "rb", buffering=BUFFER), True
+    except OSError as e:
+        raise _read_error(path, e) from None
+
+
+@contextlib.contextmanager
+def open_binary(path: PathLike) -> Iterator[IO[bytes]]:
+    """The decompressed bytes of a file, standard input (``-``) or a pipe; errors name the file."""
+    source, owned = _open_source(path)
+    try:
+        if source.seekable():
+            start = source.tell()
+            head = source.read(2)
+            source.seek(start)
+            stream: IO[bytes] = source
         else:
-            with open(path, encoding="utf-8") as f:
-                yield f
+            head = source.read(2)
+            stream = io.BufferedReader(_Replay(head, source), BUFFER)
+        if head == GZIP_MAGIC:
+            stream = gzip.GzipFile(fileobj=stream, mode="rb")  # type: ignore[assignment]
+        yield stream
     except (EOFError, gzip.BadGzipFile, zlib.error) as e:
         raise UserError(f"{path}: damaged gzip file ({e or 'truncated'})") from None
+    except UserError:
+        raise
+    except OSError as e:
+        if isinstance(e, BrokenPipeError):
+            raise
+        raise UserError(f"{path}: cannot read ({e.strerror or e})") from None
+    finally:
+        if owned:
+            source.close()
+
+
+def _utf8_error(path: PathLike, data: bytes, e: UnicodeDecodeError, line_no: int | None = None) -> UserError:
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return UserError(f"{path}: UTF-16 text; convert it to UTF-8 (iconv -f UTF-16 -t UTF-8)")
+    if line_no is None:
+        line_no = data.count(b"\n", 0, e.start) + 1
+        e_start = e.start - (data.rfind(b"\n", 0, e.start) + 1)
+    else:
+        e_start = e.start
+    return UserError(f"{path}:{line_no}: not UTF-8 text ({e.reason} at byte {e_start} of the line)")
+
+
+def decode_text(path: PathLike, data: bytes) -> str:
+    """UTF-8 text of ``data`` without a leading byte-order mark; an error names file:line."""
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise UserError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+        raise _utf8_error(path, data, e) from None
+    return text[1:] if text.startswith("\ufeff") else text
 
 
-def read_text(path: str | Path) -> str:
+def read_text(path: PathLike) -> str:
     """The whole decompressed text of a file (fast path for column files like runs)."""
-    with open_text(path) as f:
-        return f.read()
+    with open_binary(path) as f:
+        data = f.read()
+    return decode_text(path, data)
+
+
+def text_lines(text: str) -> Iterator[tuple[int, str]]:
+    """``(line_number, line)`` of a text split at ``\\n`` only, as trec_eval splits (``str.splitlines``
+    would also split at form feeds, ``\\x1c``, U+2028 and others found inside texts)."""
+    for line_no, line in enumerate(text.split("\n"), start=1):
+        yield line_no, line[:-1] if line.endswith("\r") else line
+
+
+def iter_lines(path: PathLike) -> Iterator[tuple[int, str]]:
+    """``(line_number, line)`` for every line, without its line end (``\\n`` or ``\\r\\n``).
+
+    Lines are decoded one by one so that a byte that is not UTF-8 is reported at its line.
+    """
+    with open_binary(path) as f:
+        for line_no, raw in enumerate(f, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise _utf8_error(path, raw, e, line_no) from None
+            if line_no == 1 and line.startswith("\ufeff"):
+                line = line[1:]
+            yield line_no, line.rstrip("\n").removesuffix("\r")
+
+
+@contextlib.contextmanager
+def open_text(path: PathLike) -> Iterator[IO[str]]:
+    """A text stream (UTF-8, byte-order mark dropped) of a plain or gzip file, ``-`` or a pipe."""
+    with open_binary(path) as f:
+        text = io.TextIOWrapper(f, encoding="utf-8-sig")
+        try:
+            yield text
+        except UnicodeDecodeError as e:
+            raise UserError(f"{path}: not UTF-8 text ({e.reason})") from None
+        finally:
+            text.detach()
+
+
+# --- which file is which -----------------------------------------------------------------------
+
+
+def _identity(path: PathLike) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
+
+
+def is_input(output: PathLike, source: PathLike) -> bool:
+    """Would writing ``output`` replace the input ``source``? True for the same regular file after
+    following links, or a file inside an input directory. ``-`` and streams replace nothing."""
+    if is_stdio(output) or is_stdio(source):
+        return False
+    target = _identity(output)
+    if target is None:
+        return False
+    if _identity(source) == target:
+        return True
+    folder = os.path.realpath(source).rstrip(os.sep) + os.sep
+    return os.path.isdir(source) and os.path.realpath(output).startswith(folder)
+
+
+def same_output(a: PathLike, b: PathLike) -> bool:
+    """Do two outputs name one target (``-`` twice, or one file by two names)?"""
+    if is_stdio(a) or is_stdio(b):
+        return is_stdio(a) and is_stdio(b)
+    same = _identity(a)
+    return os.path.realpath(a) == os.path.realpath(b) or (same is not None and same == _identity(b))
+
+
+Labelled = tuple[str, PathLike]
+
+
+def check_output(
+    output: PathLike, inputs: Iterable[PathLike | Labelled] = (), name: str | None = None
+) -> None:
+    """Refuse an output that is one of the inputs: it would be replaced before it is read again.
+
+    ``inputs`` are paths or ``(label, path)`` pairs, the label being the option that named the
+    path; ``name`` is the output's option. Both only make the message clearer.
+    """
+    for item in inputs:
+        label, source = item if isinstance(item, tuple) else ("", item)
+        if is_input(output, source):
+            where = f"{name} {output}" if name else str(output)
+            what = f"{label} {source}".strip()
+            raise UserError(f"{where}: is also an input of this command ({what}); write to another file")
+
+
+# --- writing -----------------------------------------------------------------------------------
+
+
+def _write_error(path: PathLike, e: OSError) -> UserError:
+    if isinstance(e, IsADirectoryError):
+        return UserError(f"{path}: is a directory, expected a file name")
+    return UserError(f"{path}: cannot write ({e.strerror or e})")
+
+
+class _Sink(io.RawIOBase):
+    """Where an output's bytes go; an OS error becomes one :class:`UserError` naming the output.
+
+    After a failure the sink swallows what the layers above still flush while they are closed.
+    """
+
+    def __init__(self, target: IO[bytes], name: PathLike, fsync: bool):
+        self._target = target
+        self._fsync = fsync
+        self.name = name
+        self.discard = False
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:  # type: ignore[override]
+        if self.discard:
+            return len(data)
+        try:
+            n = self._target.write(data)
+        except BrokenPipeError:  # `rubric ... -o - | head`: the CLI exits quietly
+            raise
+        except OSError as e:
+            raise _write_error(self.name, e) from None
+        return len(data) if n is None else n
+
+    def sync(self) -> None:
+        """Everything on its way to the disk (fsync for files we own)."""
+        try:
+            self._target.flush()
+            if self._fsync:
+                os.fsync(self._target.fileno())
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            raise _write_error(self.name, e) from None
+
+
+class _TextOutput:
+    """The layers over a sink: text (UTF-8, ``\\n`` line ends), optionally gzip, a large buffer."""
+
+    def __init__(self, sink: _Sink, compress: bool):
+        self.sink = sink
+        self.buffered = io.BufferedWriter(sink, BUFFER)
+        # mtime=0 makes the bytes depend on the content only (reproducible outputs).
+        self.gz = (
+            gzip.GzipFile(filename="", mode="wb", fileobj=self.buffered, mtime=0, compresslevel=6)
+            if compress
+            else None
+        )
+        self.text = io.TextIOWrapper(self.gz or self.buffered, encoding="utf-8", newline="\n")  # type: ignore[arg-type]
+
+    def finish(self) -> None:
+        """Flush every layer down to the sink (gzip trailer included); errors name the output."""
+        self.text.flush()
+        self.text.detach()
+        if self.gz is not None:
+            self.gz.close()  # writes the trailer; a GzipFile never closes the file it was given
+        self.buffered.flush()
+        self.buffered.detach()
+        self.sink.sync()
+
+    def abandon(self) -> None:
+        """Drop the layers after a failure without writing anything more."""
+        self.sink.discard = True
+        with contextlib.suppress(Exception):
+            self.text.close()
+
+
+@contextlib.contextmanager
+def _text_output(sink: _Sink, compress: bool) -> Iterator[IO[str]]:
+    out = _TextOutput(sink, compress)
+    try:
+        yield out.text
+        out.finish()
+    except BaseException:
+        out.abandon()
+        raise
+
+
+@contextlib.contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Hold SIGINT/SIGTERM for a few statements (creating or renaming the temporary file), so
+    that the handler never runs between an OS call and the bookkeeping that cleans up after it."""
+    sigs = {signal.SIGINT, signal.SIGTERM}
+    try:
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
+    except (AttributeError, OSError, ValueError):  # no pthread_sigmask (Windows)
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+_STD_STREAMS = {
+    **dict.fromkeys((STDIO, "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"), "stdout"),
+    **dict.fromkeys(("/dev/stderr", "/dev/fd/2", "/proc/self/fd/2"), "stderr"),
+}
+
+
+def writes_in_place(path: PathLike) -> bool:
+    """Outputs written directly, never replaced: ``-`` and the standard streams, fifos, devices,
+    sockets, and files reached through an open descriptor (``/dev/fd/3`` after the shell's
+    ``3>file``). They leave no file to resume from or to put a ``.partial`` file next to."""
+    if str(path) in _STD_STREAMS:
+        return True
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return False
+    except OSError as e:
+        raise _write_error(path, e) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise UserError(f"{path}: is a directory, expected a file name")
+    if not stat.S_ISREG(st.st_mode):
+        return True
+    return str(path).startswith(("/dev/fd/", "/proc/"))
+
+
+@contextlib.contextmanager
+def _write_in_place(path: PathLike, compress: bool) -> Iterator[IO[str]]:
+    stream = _STD_STREAMS.get(str(path))
+    if stream is not None:
+        std = sys.stdout if stream == "stdout" else sys.stderr
+        std.flush()  # what was printed before comes first
+        name = "standard output" if is_stdio(path) else path
+        with _text_output(_Sink(std.buffer, name, fsync=False), compress) as f:
+            yield f
+        return
+    try:
+        target = open(path, "wb", buffering=0)
+    except OSError as e:
+        raise _write_error(path, e) from None
+    with target, _text_output(_Sink(target, path, fsync=False), compress) as f:
+        yield f
+
+
+def _make_parents(folder: Path) -> list[Path]:
+    """Create the missing folders of an output; returns them (outermost first) for clean-up."""
+    missing = []
+    for parent in [folder, *folder.parents]:
+        if os.path.lexists(parent):
+            break
+        missing.append(parent)
+    missing.reverse()
+    for parent in missing:
+        try:
+            parent.mkdir()
+        except FileExistsError:
+            pass
+        except OSError as e:
+            raise UserError(f"{parent}: cannot create folder ({e.strerror or e})") from None
+    return missing
 
 
 def _umask() -> int:
@@ -69,38 +446,89 @@ def _umask() -> int:
 
 
 @contextlib.contextmanager
-def atomic_write(path: str | Path, *, compress: bool | None = None) -> Iterator[IO[str]]:
-    """Write text to ``path`` all at once or not at all.
-
-    ``compress`` defaults to "the name ends in .gz". The temporary file lives in the target's
-    directory so the final :func:`os.replace` is atomic on the same file system.
-    """
-    path = Path(path)
-    compress = wants_gzip(path) if compress is None else compress
-    if path.parent and not path.parent.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
-    raw = os.fdopen(fd, "wb")
+def _write_replacing(path: PathLike, compress: bool) -> Iterator[IO[str]]:
+    """A regular file: a temporary file in the same folder, renamed over the target when complete."""
+    final = Path(os.path.realpath(path))  # a link stays a link: its target is replaced
     try:
-        if compress:
-            # mtime=0 makes the bytes depend on the content only (reproducible outputs).
-            gz = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=6)
-            text = io.TextIOWrapper(gz, encoding="utf-8", newline="\n")
-        else:
-            text = io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
-        yield text
-        text.flush()
-        inner = text.detach()
-        if compress:
-            inner.close()  # writes the gzip trailer; a GzipFile never closes the file it was given
-        raw.flush()
-        os.fsync(raw.fileno())
-        raw.close()
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; give the file normal permissions
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(Exception):
-            raw.close()
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+        mode = final.stat().st_mode & 0o7777  # the replaced file keeps its permissions
+    except FileNotFoundError:
+        mode = 0o666 & ~_umask()
+    except OSError as e:
+        raise _write_error(path, e) from None
+    created = _make_parents(final.parent)
+    tmp: str | None = None
+    try:
+        with _signals_deferred():
+            try:
+                fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
+            except OSError as e:
+                raise _write_error(path, e) from None
+        with io.FileIO(fd, "wb") as raw, _text_output(_Sink(raw, path, fsync=True), compress) as f:
+            yield f
+        with _signals_deferred():
+            try:
+                os.chmod(tmp, mode)  # mkstemp creates 0600
+                os.replace(tmp, final)
+            except OSError as e:
+                raise _write_error(path, e) from None
+            tmp = None
+            created = []
+    finally:
+        with _signals_deferred():
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+            for folder in reversed(created):
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
+
+
+@contextlib.contextmanager
+def open_output(
+    path: PathLike,
+    *,
+    inputs: Iterable[PathLike | Labelled] = (),
+    compress: bool | None = None,
+) -> Iterator[IO[str]]:
+    """Write text to ``path`` by the output rule (see the module docstring).
+
+    ``-`` is standard output; a regular file is replaced all at once or not at all; ``compress``
+    defaults to "the name ends in .gz"; ``inputs`` are refused as targets (:func:`check_output`).
+    """
+    if not str(path):
+        raise UserError("'': not a file name")
+    check_output(path, inputs)
+    compress = wants_gzip(path) if compress is None else compress
+    writer = _write_in_place if writes_in_place(path) else _write_replacing
+    with writer(path, compress) as f:
+        yield f
+
+
+# The former name, kept for callers written before the output rule covered streams.
+atomic_write = open_output
+
+
+def write_output(path: PathLike, text: str, *, inputs: Iterable[PathLike] = ()) -> None:
+    """Write a whole text (a report) to ``path`` by the output rule."""
+    with open_output(path, inputs=inputs) as f:
+        f.write(text)
+
+
+def input_identity(path: PathLike) -> list[object] | None:
+    """What identifies an input between two runs of a command (for resuming): its resolved path,
+    size and modification time; ``None`` for ``-`` and pipes, whose content cannot be known
+    again without reading it."""
+    if is_stdio(path):
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return [os.path.realpath(path), st.st_size, st.st_mtime_ns]
+
+
+def display_name(path: PathLike) -> str:
+    """How messages name an output: ``standard output`` for ``-``."""
+    return "standard output" if is_stdio(path) else str(path)

@@ -3,7 +3,9 @@
 Field names, camelCase included, are those of the original Autograding Workbench (exam_pp), so its
 files load here and ours load there. Every model keeps unknown fields (``extra="allow"``) and
 writes them back unchanged; declared fields that are ``None`` are left out on write, as the
-original does, while unknown fields are written exactly as read (``null`` included).
+original does, while unknown fields are written exactly as read (``null`` included). Numbers
+must be finite: a ``NaN`` or infinite score or grade is an error, since JSON cannot carry it
+(it would be written as ``null`` and fail the next read).
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_serializer
 class Record(BaseModel):
     """Base of all file models: keeps unknown fields, omits unset declared fields on write."""
 
-    model_config = ConfigDict(extra="allow", populate_by_name=True, validate_assignment=False)
+    model_config = ConfigDict(
+        extra="allow", populate_by_name=True, validate_assignment=False, allow_inf_nan=False
+    )
 
     @model_serializer(mode="wrap")
     def _omit_none(self, handler: Any) -> dict[str, Any]:

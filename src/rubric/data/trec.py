@@ -8,7 +8,11 @@
   and stored as 32-bit floats, exactly as trec_eval 9.x (and NIST) do, so that near-equal scores
   tie; ties are ranked by docid descending (:func:`ranked`).
 * A line with the wrong number of columns, a bad number or a duplicate document is an error
-  naming ``file:line``.
+  naming ``file:line``; so is a qrels line for a (query, document) already judged (trec_eval
+  stops there too) and a run score that is not finite as a 32-bit float (``nan``, ``inf``,
+  ``1e39``): it cannot be ranked, and written to JSON it would become ``null``.
+* Files are read by the input rule of :mod:`rubric.data.files`: ``-``, pipes, gzip by content, a
+  UTF-8 byte-order mark dropped.
 
 Runs are parsed column-wise from one ``str.split`` of the whole file when it is well formed
 (several times faster than a loop over lines); the line loop only runs to locate an error.
@@ -18,13 +22,14 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from rubric.data.files import atomic_write, read_text
+from rubric.data.files import is_stdio, open_output, read_text, text_lines
 from rubric.errors import UserError
 
 Qrels = dict[str, dict[str, int]]
@@ -46,9 +51,30 @@ class Run:
 
 
 def to_float32(values: list[str] | list[float]) -> list[float]:
-    """Round to the nearest 32-bit float via double, as C's ``float x = atof(s)``."""
+    """Round to the nearest 32-bit float via double, as C's ``float x = atof(s)``.
+
+    A value that is not finite as a 32-bit float (``nan``, ``inf``, beyond +-3.4e38) is a
+    ``ValueError``.
+    """
     doubles = np.array(values, dtype=np.float64)
-    return doubles.astype(np.float32).astype(np.float64).tolist()
+    with np.errstate(over="ignore"):
+        singles = doubles.astype(np.float32)
+    if not np.isfinite(singles).all():
+        raise ValueError("not finite as a 32-bit float")
+    return singles.astype(np.float64).tolist()
+
+
+def _score_problem(text: str) -> str | None:
+    """Why a run score is refused (None: it is fine)."""
+    try:
+        to_float32([text])
+    except ValueError:
+        try:
+            float(text)
+        except ValueError:
+            return f"score must be a number, found {text!r}"
+        return f"score must be a finite number (32-bit float, within +-3.4e38), found {text!r}"
+    return None
 
 
 def ranked(doc_scores: dict[str, float]) -> list[tuple[str, float]]:
@@ -57,7 +83,7 @@ def ranked(doc_scores: dict[str, float]) -> list[tuple[str, float]]:
 
 
 def _content_lines(text: str) -> Iterator[tuple[int, list[str]]]:
-    for line_no, line in enumerate(text.splitlines(), start=1):
+    for line_no, line in text_lines(text):
         stripped = line.strip()
         if stripped and not stripped.startswith("#"):
             yield line_no, stripped.split()
@@ -69,10 +95,14 @@ _COMMENT_LINE = re.compile(r"^[ \t]*#.*$", re.MULTILINE)
 # --- qrels -------------------------------------------------------------------------------------
 
 
+RELEVANCE_LIMIT = 2**31  # trec_eval and pytrec_eval keep relevance in a C int
+
+
 def read_qrels(path: str | Path) -> Qrels:
     """Read a qrels file into ``{qid: {docid: relevance}}`` (the pytrec_eval layout)."""
     qrels: Qrels = {}
-    for line_no, cols in _content_lines(read_text(path)):
+    text = read_text(path)
+    for line_no, cols in _content_lines(text):
         if len(cols) != 4:
             raise UserError(
                 f"{path}:{line_no}: a qrels line has 4 columns (qid iter docid relevance), found {len(cols)}"
@@ -88,7 +118,17 @@ def read_qrels(path: str | Path) -> Qrels:
             if as_float is None or not as_float.is_integer():
                 raise UserError(f"{path}:{line_no}: relevance must be an integer, found {rel!r}") from None
             level = int(as_float)
-        qrels.setdefault(qid, {})[docid] = level
+        if not -RELEVANCE_LIMIT <= level < RELEVANCE_LIMIT:
+            raise UserError(f"{path}:{line_no}: relevance {rel} is out of range (a 32-bit integer)")
+        docs = qrels.setdefault(qid, {})
+        if docid in docs:
+            first = next(n for n, c in _content_lines(text) if len(c) == 4 and c[0] == qid and c[2] == docid)
+            raise UserError(
+                f"{path}:{line_no}: query {qid} document {docid} is judged again (first on line {first})"
+            )
+        docs[docid] = level
+    if not qrels:  # trec_eval stops too: "No queries with both results and relevance info"
+        raise UserError(f"{path}: holds no judgments (an empty qrels file)")
     return qrels
 
 
@@ -97,7 +137,7 @@ def write_qrels(path: str | Path, rows: Iterable[tuple[str, str, str, int]] | Qr
     if isinstance(rows, dict):
         rows = ((q, "0", d, r) for q, docs in rows.items() for d, r in docs.items())
     n = 0
-    with atomic_write(path) as f:
+    with open_output(path) as f:
         for qid, it, docid, rel in rows:
             f.write(f"{qid} {it} {docid} {rel}\n")
             n += 1
@@ -109,20 +149,22 @@ def write_qrels(path: str | Path, rows: Iterable[tuple[str, str, str, int]] | Qr
 
 def _fail_run_line(path: str | Path, text: str, seen_note: str = "") -> UserError:
     """Find the first bad line of a run file to report it (slow path, only on errors)."""
-    seen: set[tuple[str, str]] = set()
+    seen: dict[tuple[str, str], int] = {}
     for line_no, cols in _content_lines(text):
         if len(cols) < 6:
             return UserError(
                 f"{path}:{line_no}: a run line has 6 columns (qid Q0 docid rank score tag), found {len(cols)}"
             )
-        try:
-            float(cols[4])
-        except ValueError:
-            return UserError(f"{path}:{line_no}: score must be a number, found {cols[4]!r}")
+        problem = _score_problem(cols[4])
+        if problem:
+            return UserError(f"{path}:{line_no}: {problem}")
         key = (cols[0], cols[2])
         if key in seen:
-            return UserError(f"{path}:{line_no}: document {cols[2]} appears twice for query {cols[0]}")
-        seen.add(key)
+            return UserError(
+                f"{path}:{line_no}: document {cols[2]} appears twice for query {cols[0]} "
+                f"(first on line {seen[key]})"
+            )
+        seen[key] = line_no
     return UserError(f"{path}: could not parse run file{seen_note}")
 
 
@@ -237,7 +279,7 @@ def read_run(path: str | Path, name: str | None = None, queries: Container[str] 
     tokens = text.split()
     n_lines = text.count("\n") + (not text.endswith("\n"))
     if len(tokens) != 6 * n_lines:  # blank lines, or a bad line: count exactly
-        n_lines = sum(1 for ln in text.splitlines() if ln and not ln.isspace())
+        n_lines = sum(1 for ln in text.split("\n") if ln and not ln.isspace())
     if len(tokens) != 6 * n_lines:  # trailing text after the tag (trec_eval ignores it), or a bad line
         rows = [cols[:6] for _, cols in _content_lines(text) if len(cols) >= 6]
         if len(rows) != n_lines:
@@ -269,7 +311,7 @@ def write_run(path: str | Path, run: Run | RunScores, tag: str | None = None) ->
     scores = run.scores if isinstance(run, Run) else run
     tag = tag or (run.name if isinstance(run, Run) else "run")
     n = 0
-    with atomic_write(path) as f:
+    with open_output(path) as f:
         for qid, docs in scores.items():
             for rank, (docid, score) in enumerate(ranked(docs), start=1):
                 f.write(f"{qid} Q0 {docid} {rank} {score:.9g} {tag}\n")
@@ -278,10 +320,13 @@ def write_run(path: str | Path, run: Run | RunScores, tag: str | None = None) ->
 
 
 def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
-    """Files as given, directories replaced by their (non-hidden) files in name order."""
+    """Files as given, directories replaced by their (non-hidden) files in name order; ``-`` is
+    standard input."""
     out: list[Path] = []
     for p in map(Path, paths):
-        if p.is_dir():
+        if is_stdio(p):
+            out.append(p)
+        elif p.is_dir():
             files = sorted(
                 Path(root) / f for root, _, names in os.walk(p) for f in names if not f.startswith(".")
             )
@@ -298,6 +343,21 @@ def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
 def _read_one(args: tuple[Path, str | None, frozenset[str] | None]) -> Run:
     path, name, queries = args
     return read_run(path, name=name, queries=queries)
+
+
+def _is_regular(path: Path) -> bool:
+    """A file that a worker process can open by name (not ``-``, a pipe or ``<(...)``)."""
+    try:
+        return not is_stdio(path) and stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return True  # the worker reports the error with the file's name
+
+
+def _quiet_worker() -> None:
+    """Ctrl-C is the parent's to handle: workers print no traceback of their own."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def run_name_from_file(path: str | Path) -> str:
@@ -322,14 +382,19 @@ def read_runs(
     paths = list(map(Path, paths))
     keep = frozenset(queries) if queries is not None else None
     jobs = [(p, run_name_from_file(p) if name_from == "file" else None, keep) for p in paths]
-    workers = min(workers or os.cpu_count() or 1, len(jobs))
-    if workers > 1 and len(jobs) >= 4:
+    # pipes and standard input are read here: they are open in this process only
+    streams = {i: _read_one(job) for i, job in enumerate(jobs) if not _is_regular(job[0])}
+    files = [job for i, job in enumerate(jobs) if i not in streams]
+    workers = min(workers or os.cpu_count() or 1, len(files))
+    if workers > 1 and len(files) >= 4:
         from concurrent.futures import ProcessPoolExecutor
 
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            runs = list(pool.map(_read_one, jobs, chunksize=max(1, len(jobs) // (4 * workers))))
+        with ProcessPoolExecutor(max_workers=workers, initializer=_quiet_worker) as pool:
+            read = iter(pool.map(_read_one, files, chunksize=max(1, len(files) // (4 * workers))))
+            runs = [streams[i] if i in streams else next(read) for i in range(len(jobs))]
     else:
-        runs = [_read_one(job) for job in jobs]
+        read = iter(map(_read_one, files))
+        runs = [streams[i] if i in streams else next(read) for i in range(len(jobs))]
     seen: dict[str, Path | None] = {}
     for run in runs:
         if run.name in seen:

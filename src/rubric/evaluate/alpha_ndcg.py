@@ -14,7 +14,7 @@ import math
 from collections.abc import Mapping
 from pathlib import Path
 
-from rubric.data.files import read_text
+from rubric.data.files import read_text, text_lines
 from rubric.data.trec import Qrels, ranked
 from rubric.errors import UserError
 
@@ -24,7 +24,8 @@ ItemQrels = dict[str, dict[str, dict[str, int]]]  # qid -> docid -> item -> grad
 def read_item_qrels(path: str | Path) -> ItemQrels:
     """Per-item qrels: column 2 is the item id (``rubric evaluate qrels --per-item``)."""
     out: ItemQrels = {}
-    for line_no, line in enumerate(read_text(path).splitlines(), start=1):
+    first: dict[tuple[str, str, str], int] = {}
+    for line_no, line in text_lines(read_text(path)):
         cols = line.split()
         if not cols or cols[0].startswith("#"):
             continue
@@ -36,6 +37,13 @@ def read_item_qrels(path: str | Path) -> ItemQrels:
             grade = int(cols[3])
         except ValueError:
             raise UserError(f"{path}:{line_no}: grade must be an integer, found {cols[3]!r}") from None
+        key = (cols[0], cols[1], cols[2])
+        if key in first:
+            raise UserError(
+                f"{path}:{line_no}: query {cols[0]} item {cols[1]} document {cols[2]} is graded again "
+                f"(first on line {first[key]})"
+            )
+        first[key] = line_no
         out.setdefault(cols[0], {}).setdefault(cols[2], {})[cols[1]] = grade
     return out
 

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rubric.data.files import atomic_write, read_text
+from rubric.data.files import read_text, text_lines
 from rubric.data.query_selection import QuerySelection
 from rubric.data.trec import Qrels, Run, read_qrels, read_runs
 from rubric.errors import UserError
@@ -69,22 +70,28 @@ def read_official(path: str | Path, measure: str | None = None) -> Official:
     text = read_text(path)
     if text.lstrip().startswith("{"):
         try:
-            data = json.loads(text)
+            pairs = json.loads(text, object_pairs_hook=list)
         except json.JSONDecodeError as e:
             raise UserError(f"{path}:{e.lineno}: not JSON: {e.msg}") from None
-        bad = [k for k, v in data.items() if not isinstance(v, (int, float)) or isinstance(v, bool)]
-        if bad:
-            raise UserError(
-                f'{path}: expected {{"run": rank}} with numbers, found {data[bad[0]]!r} for {bad[0]}'
-            )
-        return Official({k: float(v) for k, v in data.items()}, are_ranks=True, source=str(path))
+        data: dict[str, float] = {}
+        for run, rank in pairs:
+            if not isinstance(rank, (int, float)) or isinstance(rank, bool) or not math.isfinite(rank):
+                raise UserError(f'{path}: expected {{"run": rank}} with numbers, found {rank!r} for {run}')
+            if run in data:
+                raise UserError(f"{path}: run {run!r} is listed twice")
+            data[run] = float(rank)
+        return Official(data, are_ranks=True, source=str(path))
     return Official(read_scores(path, measure, text=text), are_ranks=False, source=str(path))
 
 
 def read_scores(path: str | Path, measure: str | None = None, text: str | None = None) -> dict[str, float]:
     """Scores per run from a leaderboard TSV (see :func:`read_official`)."""
     text = read_text(path) if text is None else text
-    rows = [r for r in csv.reader(text.splitlines(), delimiter="\t") if r and not r[0].startswith("#")]
+    reader = csv.reader((line for _, line in text_lines(text)), delimiter="\t")
+    try:
+        rows = [r for r in reader if r and not r[0].startswith("#")]
+    except csv.Error as e:
+        raise UserError(f"{path}:{reader.line_num}: not a TSV line ({e})") from None
     if not rows:
         raise UserError(f"{path}: no rows")
     header = rows[0]
@@ -95,6 +102,8 @@ def read_scores(path: str | Path, measure: str | None = None, text: str | None =
             number = float(value)
         except ValueError:
             raise UserError(f"{path}:{line_no}: score must be a number, found {value!r}") from None
+        if not math.isfinite(number):
+            raise UserError(f"{path}:{line_no}: score must be a finite number, found {value!r}")
         if run in scores:
             raise UserError(f"{path}:{line_no}: run {run!r} is listed twice")
         scores[run] = number
@@ -349,8 +358,3 @@ def sweep_tsv(rows: list[SweepRow], digits: int = 3) -> str:
         for r in rows
     )
     return "\n".join(lines) + "\n"
-
-
-def write_text(path: Path, text: str) -> None:
-    with atomic_write(path) as f:
-        f.write(text)

@@ -127,14 +127,7 @@ def render_tables(tables: Sequence[Table], fmt: str) -> str:
 
 
 def emit(text: str, output: Path | None) -> None:
-    """Write the report to ``output`` atomically, or to stdout."""
-    if output is None:
-        import sys
+    """Write the report to ``output`` (by the output rule of :mod:`rubric.data.files`) or stdout."""
+    from rubric.data.files import STDIO, write_output
 
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return
-    from rubric.data.files import atomic_write
-
-    with atomic_write(output) as f:
-        f.write(text)
+    write_output(STDIO if output is None else output, text)
