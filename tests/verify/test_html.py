@@ -129,7 +129,8 @@ def test_grid_renders_in_headless_chromium(tmp_path, graded, fx, cli):
     # the injected markup stayed text: no element was created and no script ran
     tags = Tags()
     tags.feed(html)
-    assert "img" not in tags.names and tags.names.count("script") == 2
+    # one script of code, the settings block and one JSON block per query (loaded on demand)
+    assert "img" not in tags.names and tags.names.count("script") == 2 + 2
     assert "data-pwned" not in tags.body_attrs
     assert "what is a cat?" in html  # item texts from --bank in the column titles
     assert "1 uncovered relevant passages" in html  # q1: p2 is judged 2, best grade 1

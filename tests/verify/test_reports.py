@@ -36,7 +36,7 @@ def test_ambiguous_selection_lists_the_choices(graded, fx):
 
 
 def test_grading_sorted_by_grade_per_item(matrix, fx):
-    rows = grading_table(matrix).rows
+    rows = list(grading_table(matrix).rows)  # rows stream as the table renders
     first = [r for r in rows if r[1] == fx.iid("q1", "b")]
     assert [(r[5], r[3]) for r in first] == [("p3", 5), ("p1", 4), ("p4", 4), ("p2", 0), ("p5", 0)]
     assert first[0][4] == "answer p3-b"
@@ -44,20 +44,21 @@ def test_grading_sorted_by_grade_per_item(matrix, fx):
 
 
 def test_grid_one_table_per_query(matrix, fx):
-    tables = grid_tables(matrix, {fx.iid("q1", "a"): "what is a cat?"})
+    tables = list(grid_tables(matrix, {fx.iid("q1", "a"): "what is a cat?"}))  # one query at a time
     assert [len(t.rows) for t in tables] == [5, 3]
     assert tables[0].rows[0][:4] == ["q1", "p1", 3, "5: answer p1-a"]
     assert tables[1].header[3] == fx.iid("q2", "d").split("/")[1][:8]
     assert any("what is a cat?" in n for n in tables[0].notes)
-    plain = grid_tables(matrix, answers=False)
+    plain = list(grid_tables(matrix, answers=False))
     assert plain[0].rows[0][3:] == [5, 4, 0]
 
 
 def test_uncovered(matrix):
     table = uncovered_table(matrix, min_judgment=1, min_grade=4)
+    assert table.notes == []  # the counts are known once the rows have streamed by
     assert [(r[0], r[1], r[2], r[3]) for r in table.rows] == [("q1", "p2", 2, 1)]
     assert table.notes == ["1 of 4 relevant passages uncovered in 2 queries"]
-    assert uncovered_table(matrix, min_judgment=1, min_grade=6).rows.__len__() == 4
+    assert len(list(uncovered_table(matrix, min_judgment=1, min_grade=6).rows)) == 4
 
 
 def test_spurious(matrix, fx):

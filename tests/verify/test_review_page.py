@@ -106,9 +106,21 @@ def export(page, browser) -> Path:
     return Path(event["filePath"])
 
 
+def page_data(page) -> dict:
+    """The page's settings with every query's block in ``queries`` (the page loads them lazily)."""
+    return page.evaluate(
+        "(function () { var d = JSON.parse(document.getElementById('rubric-data').textContent);"
+        " d.queries = d.queries.map(function (_, i) {"
+        " return JSON.parse(document.getElementById('rubric-q' + i).textContent); }); return d; })()"
+    )
+
+
 def inert(page, browser, url: str) -> None:
     """No element or script came from data, no dialog opened, nothing but the page was requested."""
-    assert page.evaluate("document.querySelectorAll('script').length") == 2
+    # the code, the settings block and one JSON block per query: no other script
+    blocks = page.evaluate("document.querySelectorAll('script[type=\"application/json\"]').length")
+    assert page.evaluate("document.querySelectorAll('script').length") == 1 + blocks
+    assert blocks == 1 + len(page_data(page)["queries"])
     assert page.evaluate("document.querySelectorAll('img, svg, iframe, object, embed, b').length") == 0
     assert page.evaluate("document.body.dataset.pwned === undefined")
     assert browser.events_of("Page.javascriptDialogOpening") == []
@@ -119,7 +131,7 @@ def inert(page, browser, url: str) -> None:
 def test_review_grades_items_export_apply_and_qrels(tiny, browser, cli, tmp_path):
     url = tiny["page"].resolve().as_uri()
     page = browser.open(url)
-    data = page.evaluate("JSON.parse(document.getElementById('rubric-data').textContent)")
+    data = page_data(page)
     assert data["source"] == {"file": "graded.jsonl.gz", "sha256": file_sha256(tiny["graded"])}
     # three passages (of different queries) whose best grade is <= 3: a 5 changes their label
     chosen = []

@@ -139,24 +139,37 @@ def check_command(
 
     Example: rubric convert check graded.jsonl.gz bank.jsonl.gz
     """
-    from rubric.data.jsonl import read_workbench_file
-    from rubric.data.models import TestBank
+    from collections import Counter
+
+    from rubric.data.files import iter_lines, rereadable
+    from rubric.data.jsonl import parse_json_line, read_bank, read_passages
     from rubric.data.select import format_kinds, grade_kinds
 
     for path in files:
-        records = read_workbench_file(path)  # read once: `-` and pipes work too
-        if records and isinstance(records[0], TestBank):
-            banks = records
-            items = sum(len(b.items) for b in banks)
-            kinds = sorted({b.kind or "empty" for b in banks})
-            typer.echo(f"{path}: test bank, {len(banks)} queries/facets, {items} items ({', '.join(kinds)})")
-            continue
-        queries = records
-        passages = [p for q in queries for p in q.paragraphs]
-        judged = sum(1 for p in passages if p.paragraph_data.judgments)
-        runs = {r.method for p in passages for r in p.paragraph_data.rankings}
+        with rereadable(path) as copy:  # `-` and pipes are copied: the file is read more than once
+            first = next(((n, line) for n, line in iter_lines(copy, path) if line.strip()), None)
+            if first is not None and isinstance(parse_json_line(path, *first), dict):
+                n_banks = items = 0
+                kinds = set()
+                for b in read_bank(copy, path):
+                    n_banks += 1
+                    items += len(b.items)
+                    kinds.add(b.kind or "empty")
+                typer.echo(
+                    f"{path}: test bank, {n_banks} queries/facets, {items} items ({', '.join(sorted(kinds))})"
+                )
+                continue
+            n_queries = n_passages = judged = 0
+            runs: set[str] = set()
+            kinds_found: Counter = Counter()
+            for q in read_passages(copy, path):
+                n_queries += 1
+                n_passages += len(q.paragraphs)
+                judged += sum(1 for p in q.paragraphs if p.paragraph_data.judgments)
+                runs.update(r.method for p in q.paragraphs for r in p.paragraph_data.rankings)
+                kinds_found.update(grade_kinds([q]))
         typer.echo(
-            f"{path}: passages file, {len(queries)} queries, {len(passages)} passages, "
+            f"{path}: passages file, {n_queries} queries, {n_passages} passages, "
             f"{judged} judged, {len(runs)} runs"
         )
-        typer.echo(format_kinds(grade_kinds(queries)))
+        typer.echo(format_kinds(kinds_found))

@@ -140,11 +140,12 @@ def qrels_command(
         queries=chosen,
         prefer=prefer,
         facets=facet_map,
+        stream=True,
     )
+    lines = write_qrels(output, result.rows)  # the file is read one query at a time
     note_absent(result.absent, str(graded), "selected")
-    write_qrels(output, result.rows)
     info(
-        f"wrote {output}: {len(result.rows)} lines from {result.passages - result.ungraded} graded passages "
+        f"wrote {output}: {lines} lines from {result.passages - result.ungraded} graded passages "
         f"({result.kind})"
     )
     if prefer is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import typer
@@ -46,30 +47,38 @@ ANSWER_OPT = typer.Option(
 )
 
 
+def _open(graded: Path, queries=None):
+    """The graded file opened for a report (read one query at a time; ``-`` and pipes copied)."""
+    from rubric.data.graded import graded_input
+
+    return graded_input(graded, queries)
+
+
 def _matrix(
-    graded: Path,
+    source,
     prompt_class: str | None,
     llm: str | None,
     prompt_type: str | None,
     answer: str = "auto",
     items: bool = False,
-    queries=None,
 ):
-    """The selected grades (of the selected ``queries``); ``items``: the report needs item
-    grades, so direct prompts are refused."""
+    """The selected grades of an open graded file (see :func:`_open`), streamed; ``items``: the
+    report needs item grades, so direct prompts are refused."""
     from rubric.data.select import GradeFilter
     from rubric.errors import UserError
-    from rubric.verify.matrix import load_matrix
+    from rubric.verify.matrix import open_matrix
 
-    m = load_matrix(
-        graded, GradeFilter(prompt_class, llm, prompt_type), answer_prompt=answer, queries=queries
-    )
-    note_absent(m.absent, str(graded), "selected")
+    m = open_matrix(source, GradeFilter(prompt_class, llm, prompt_type), answer_prompt=answer)
+    note_absent(m.absent, source.source, "selected")
     if items and m.direct:
-        raise UserError(f"{graded}: {m.kind.prompt_class} is a direct prompt; it grades no items")
-    if m.ungraded:
-        info(f"{graded}: {m.ungraded} passages have no {m.kind.prompt_class} grades and are left out")
+        raise UserError(f"{source.source}: {m.kind.prompt_class} is a direct prompt; it grades no items")
     return m
+
+
+def _left_out(m, source) -> None:
+    """After a report went through the matrix: how many passages had no grades of its kind."""
+    if m.ungraded:
+        info(f"{source.source}: {m.ungraded} passages have no {m.kind.prompt_class} grades and are left out")
 
 
 def _texts(banks: list[Path] | None) -> dict[str, str]:
@@ -89,9 +98,10 @@ def _check_format(fmt: str, allowed: tuple[str, ...] = ROW_FORMATS) -> None:
 
 
 def _emit(tables, fmt: str, output: Path | None) -> None:
-    from rubric.verify.table import emit, render_tables
+    """Write tables as they come (a report over a huge file streams)."""
+    from rubric.verify.table import emit_tables
 
-    emit(render_tables(tables, fmt), output)
+    emit_tables(tables, fmt, output)
 
 
 @app.command("grading")
@@ -119,11 +129,15 @@ def grading_command(
 
     _check_format(fmt)
 
-    m = _matrix(graded, prompt_class, llm, prompt_type, answer_prompt, queries=selection(query, queries))
-    table = grading_table(m, _texts(bank), width)
-    _emit([table], fmt, output)
-    n_items = sum(len(q.items) for q in m.queries)
-    info(f"{len(table.rows)} grades of {n_items} items in {len(m.queries)} queries")
+    from collections import Counter
+
+    texts = _texts(bank)
+    counts: Counter[str] = Counter()
+    with _open(graded, selection(query, queries)) as source:
+        m = _matrix(source, prompt_class, llm, prompt_type, answer_prompt)
+        _emit([grading_table(m, texts, width, counts)], fmt, output)
+        _left_out(m, source)
+    info(f"{counts['grades']} grades of {counts['items']} items in {counts['queries']} queries")
 
 
 @app.command("grid")
@@ -155,8 +169,11 @@ def grid_command(
 
     _check_format(fmt)
 
-    m = _matrix(graded, prompt_class, llm, prompt_type, answer_prompt, queries=selection(query, queries))
-    _emit(grid_tables(m, _texts(bank), answers=answers, width=width), fmt, output)
+    texts = _texts(bank)
+    with _open(graded, selection(query, queries)) as source:
+        m = _matrix(source, prompt_class, llm, prompt_type, answer_prompt)
+        _emit(grid_tables(m, texts, answers=answers, width=width), fmt, output)
+        _left_out(m, source)
 
 
 @app.command("uncovered")
@@ -192,9 +209,11 @@ def uncovered_command(
 
     _check_format(fmt)
 
-    m = _matrix(graded, prompt_class, llm, prompt_type, "rating", queries=selection(query, queries))
-    table = uncovered_table(m, min_judgment, min_grade, width)
-    _emit([table], fmt, output)
+    with _open(graded, selection(query, queries)) as source:
+        m = _matrix(source, prompt_class, llm, prompt_type, "rating")
+        table = uncovered_table(m, min_judgment, min_grade, width)
+        _emit([table], fmt, output)
+        _left_out(m, source)
     info(table.notes[0])
 
 
@@ -225,10 +244,12 @@ def spurious_command(
 
     _check_format(fmt)
 
-    m = _matrix(
-        graded, prompt_class, llm, prompt_type, "rating", items=True, queries=selection(query, queries)
-    )
-    _emit([spurious_table(m, max_judgment, min_grade, _texts(bank), top)], fmt, output)
+    texts = _texts(bank)
+    with _open(graded, selection(query, queries)) as source:
+        m = _matrix(source, prompt_class, llm, prompt_type, "rating", items=True)
+        table = spurious_table(m, max_judgment, min_grade, texts, top)
+        _left_out(m, source)
+    _emit([table], fmt, output)
 
 
 @app.command("agreement")
@@ -302,11 +323,12 @@ def agreement_command(
     Example: rubric verify agreement graded.jsonl.gz --min-relevant-judgment 2
     --prompt-class QuestionSelfRatedUnanswerablePromptWithChoices --format latex
     """
+    from collections import Counter
+
     from rubric.data.trec import read_qrels
     from rubric.errors import UserError
     from rubric.evaluate.labels import LabelRule
     from rubric.verify.agreement import Agreement, GradeMap
-    from rubric.verify.matrix import judgments, passage_labels
 
     _check_format(fmt, ("tsv", "md", "latex"))
     if plot is not None:
@@ -338,44 +360,36 @@ def agreement_command(
     human: dict[tuple[str, str], int] | None = None
     if judgments_file is not None:
         human = pairs_of(judgments_file)
-    sides: list[tuple[str, dict[tuple[str, str], int]]] = []
+    sides: list[tuple[str, Counter[tuple[int, int]]]] = []
     if labels is not None:
         if prompt_class:
             raise UserError("--prompt-class: not used with --labels (the qrels are the labels)")
-        sides.append((labels.name, pairs_of(labels)))
+        side = pairs_of(labels)
         if human is None:
             if graded is None:
                 raise UserError("--labels: give GRADED (for its judgments) or --judgments QRELS")
-            from rubric.verify.matrix import read_selected
-
-            human = {
-                (q.queryId, p.paragraph_id): j
-                for q in read_selected(graded, chosen).queries
-                for p in q.paragraphs
-                if (j := p.judgment(q.queryId)) is not None
-            }
+            human = {}
+            with _open(graded, chosen) as source:
+                for q in source.queries():
+                    for p in q.passages:
+                        if (j := p.judgment(q.query_id)) is not None:
+                            human[(q.query_id, p.paragraph_id)] = j
+        counts: Counter[tuple[int, int]] = Counter(
+            (mapping(lab) if mapping else lab, human[key]) for key, lab in side.items() if key in human
+        )
+        sides.append((labels.name, counts))
     else:
         if graded is None:
             raise UserError("GRADED: missing; give a graded passages file (or --labels and --judgments)")
-        from rubric.data.select import GradeFilter
-        from rubric.verify.matrix import build_matrix, read_selected
-
-        passages = read_selected(graded, chosen)
-        note_absent(passages.absent, str(graded), "selected")
-        for pc in prompt_class or [None]:
-            grades_of = GradeFilter(pc, llm, prompt_type)
-            m = build_matrix(passages.queries, grades_of, answer_prompt=None, source=str(graded))
-            sides.append((m.kind.prompt_class, passage_labels(m, rule)))
-            if human is None:
-                human = judgments(m)
-    assert human is not None
+        with _open(graded, chosen) as source:
+            note_absent(source.absent(), str(graded), "selected")
+            sides = _graded_sides(source, prompt_class or [None], llm, prompt_type, rule, mapping, human)
     tables = []
     agreements = []
-    for name, side in sides:
-        pairs = [(mapping(lab) if mapping else lab, human[key]) for key, lab in side.items() if key in human]
-        if not pairs:
+    for name, counts in sides:
+        if not counts:
             raise UserError(f"{name}: no passage has both a label and a judgment")
-        ag = Agreement.from_pairs(pairs, min_relevant, name)
+        ag = Agreement(counts, min_relevant, name)
         agreements.append(ag)
         tables.extend(ag.tables())
         if one_vs_rest:
@@ -395,15 +409,44 @@ def agreement_command(
         info(f"wrote {plot}")
 
 
+def _graded_sides(source, prompt_classes, llm, prompt_type, rule, mapping, human):
+    """Per prompt class, the (label, judgment) counts of the graded file, read once, query by query.
+
+    Judgments are those of ``human`` (a qrels file) or else of the passages the first prompt
+    class grades.
+    """
+    from collections import Counter
+
+    from rubric.data.select import GradeFilter, resolve_kind
+    from rubric.verify.matrix import query_grades, query_judgments, query_labels
+
+    kinds = [
+        resolve_kind(source.survey.kinds, GradeFilter(pc, llm, prompt_type), source.source)
+        for pc in prompt_classes
+    ]
+    counts: list[Counter[tuple[int, int]]] = [Counter() for _ in kinds]
+    for q in source.queries():
+        judged = human
+        for kind, found in zip(kinds, counts, strict=True):
+            row, _ = query_grades(q, kind, None)
+            if judged is None:
+                judged = query_judgments(row) if row is not None else {}
+            if row is None:
+                continue
+            for key, lab in query_labels(row, kind.prompt_type == "direct", rule):
+                if key in judged:
+                    found[(mapping(lab) if mapping else lab, judged[key])] += 1
+    return [(kind.prompt_class, found) for kind, found in zip(kinds, counts, strict=True)]
+
+
 def _reviewer_agreement(graded, prompt_class, llm, prompt_type, query, queries, fmt, output) -> None:
     """`verify agreement --reviews`: the LLM against each reviewer, and reviewers against each other."""
     from rubric.data.select import GradeFilter
-    from rubric.verify.matrix import read_selected
-    from rubric.verify.reviewers import agreement_tables, rater_grades
+    from rubric.verify.reviewers import agreement_tables, rater_counts
 
-    passages = read_selected(graded, selection(query, queries))
-    note_absent(passages.absent, str(graded), "selected")
-    kind, raters = rater_grades(passages.queries, GradeFilter(prompt_class, llm, prompt_type), str(graded))
+    with _open(graded, selection(query, queries)) as source:
+        note_absent(source.absent(), str(graded), "selected")
+        kind, raters = rater_counts(source, GradeFilter(prompt_class, llm, prompt_type))
     tables = agreement_tables(raters)
     for row in tables[0].rows:
         a, b, n, kappa = row[0], row[1], row[2], row[4]
@@ -450,8 +493,10 @@ def impact_command(
     chosen = selection(query, queries)
     before = list(chosen.select(read_bank(bank_before), lambda b: b.query_id))
     after = list(chosen.select(read_bank(bank_after), lambda b: b.query_id))
-    m = _matrix(graded, prompt_class, llm, prompt_type, "rating", items=True, queries=chosen)
-    result = bank_impact(m, before, after, rule)
+    with _open(graded, chosen) as source:
+        m = _matrix(source, prompt_class, llm, prompt_type, "rating", items=True)
+        result = bank_impact(m, before, after, rule)
+        _left_out(m, source)
     _emit([result.items_table(), result.changes_table()], fmt, output)
     if needs_grading is not None:
         n = write_bank(needs_grading, needs_grading_banks(after, result))
@@ -494,28 +539,36 @@ def html_command(
 
     Hover a cell for the extracted answer, click a passage for its text; filters show only
     uncovered relevant passages or spurious items. No server, no network: open it from disk.
+    The page holds the whole selected file (its size grows with it: select queries with --query
+    or --queries for a huge file); each query is a separate block that the browser parses only
+    when the query is shown, so a page of thousands of queries opens on one (the command itself
+    reads and writes one query at a time).
     Reviewers correct or confirm grades, remove, rewrite or add items and write notes (kept in
     the browser per file), then "Export review" saves a JSON file for `rubric verify apply`.
 
     Example: rubric verify html graded.jsonl.gz --bank bank.jsonl.gz -o review.html
     """
-    from rubric.data.files import write_output
-    from rubric.verify.html import render_page
+    from rubric.data.files import open_output
+    from rubric.verify.html import write_page
     from rubric.verify.review import file_sha256
 
-    m = _matrix(graded, prompt_class, llm, prompt_type, answer_prompt, queries=selection(query, queries))
-    page = render_page(
-        m,
-        _texts(bank),
-        min_grade=min_grade,
-        min_judgment=min_judgment,
-        spurious_min=spurious_min,
-        title=title,
-        source={"file": graded.name, "sha256": file_sha256(graded)},
-    )
-    write_output(output, page)
-    n = sum(len(q.passages) for q in m.queries)
-    info(f"wrote {output}: {len(m.queries)} queries, {n} passages, {len(page) // 1024} KiB")
+    texts = _texts(bank)
+    with _open(graded, selection(query, queries)) as source:
+        m = _matrix(source, prompt_class, llm, prompt_type, answer_prompt)
+        with open_output(output) as out:
+            n_queries, n_passages = write_page(
+                out,
+                m,
+                texts,
+                min_grade=min_grade,
+                min_judgment=min_judgment,
+                spurious_min=spurious_min,
+                title=title,
+                source={"file": graded.name, "sha256": file_sha256(source.readable)},
+            )
+        _left_out(m, source)
+    size = os.stat(output).st_size // 1024 if os.path.isfile(output) else 0
+    info(f"wrote {output}: {n_queries} queries, {n_passages} passages, {size} KiB")
 
 
 @app.command("apply")

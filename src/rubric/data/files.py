@@ -130,9 +130,11 @@ def _open_source(path: PathLike) -> tuple[IO[bytes], bool]:
 
 
 @contextlib.contextmanager
-def open_binary(path: PathLike) -> Iterator[IO[bytes]]:
-    """The decompressed bytes of a file, standard input (``-``) or a pipe; errors name the file."""
+def open_binary(path: PathLike, name: PathLike | None = None) -> Iterator[IO[bytes]]:
+    """The decompressed bytes of a file, standard input (``-``) or a pipe; errors name the file
+    (or ``name``: what the user called a file this command copied, see :func:`rereadable`)."""
     source, owned = _open_source(path)
+    path = path if name is None else name
     try:
         if source.seekable():
             start = source.tell()
@@ -192,12 +194,14 @@ def text_lines(text: str) -> Iterator[tuple[int, str]]:
         yield line_no, line[:-1] if line.endswith("\r") else line
 
 
-def iter_lines(path: PathLike) -> Iterator[tuple[int, str]]:
+def iter_lines(path: PathLike, name: PathLike | None = None) -> Iterator[tuple[int, str]]:
     """``(line_number, line)`` for every line, without its line end (``\\n`` or ``\\r\\n``).
 
-    Lines are decoded one by one so that a byte that is not UTF-8 is reported at its line.
+    Lines are decoded one by one so that a byte that is not UTF-8 is reported at its line;
+    messages name ``name`` when given (the user's name of a copied input).
     """
-    with open_binary(path) as f:
+    with open_binary(path, name) as f:
+        path = path if name is None else name
         for line_no, raw in enumerate(f, start=1):
             try:
                 line = raw.decode("utf-8")
@@ -219,6 +223,38 @@ def open_text(path: PathLike) -> Iterator[IO[str]]:
             raise UserError(f"{path}: not UTF-8 text ({e.reason})") from None
         finally:
             text.detach()
+
+
+@contextlib.contextmanager
+def rereadable(path: PathLike) -> Iterator[PathLike]:
+    """A name under which this command can read ``path`` more than once.
+
+    A regular file is its own name. Standard input, a pipe or a device can be read once only, so
+    its bytes (compressed or not, as they come) are copied to a temporary file, deleted when the
+    block ends; messages about the copy should still name ``path`` (``iter_lines(copy, path)``).
+    Readers that need two passes (a survey of the whole file, then the work) use this.
+    """
+    if not is_stdio(path):
+        try:
+            regular = stat.S_ISREG(os.stat(path).st_mode)
+        except OSError as e:
+            raise _read_error(path, e) from None
+        if regular:
+            yield path
+            return
+    with tempfile.TemporaryDirectory(prefix="rubric-") as folder:
+        copy = os.path.join(folder, "input")
+        source, owned = _open_source(path)
+        try:
+            with open(copy, "wb") as out:
+                while chunk := source.read(BUFFER):
+                    out.write(chunk)
+        except OSError as e:
+            raise UserError(f"{path}: cannot copy to a temporary file ({e.strerror or e})") from None
+        finally:
+            if owned:
+                source.close()
+        yield copy
 
 
 # --- which file is which -----------------------------------------------------------------------

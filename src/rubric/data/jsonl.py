@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from rubric.data.files import iter_lines, open_output
+from rubric.data.files import iter_lines, open_output, rereadable
 from rubric.data.models import FullParagraphData, QueryWithFullParagraphList, TestBank
 from rubric.errors import UserError
 
@@ -42,18 +42,23 @@ def _not_json(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def iter_json_lines(path: str | Path) -> Iterator[tuple[int, Any]]:
-    """Yield ``(line_number, parsed_json)`` for every non-blank line of a JSONL file."""
-    for line_no, line in iter_lines(path):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line, parse_constant=_not_json)
-        except json.JSONDecodeError as e:
-            raise UserError(f"{path}:{line_no}: not valid JSON ({e.msg}, column {e.colno})") from None
-        except ValueError as e:
-            raise UserError(f"{path}:{line_no}: not valid JSON ({e})") from None
-        yield line_no, obj
+def parse_json_line(path: str | Path, line_no: int, line: str) -> Any:
+    """One line of a JSON-lines file; ``NaN``/``Infinity`` and broken JSON are errors at file:line."""
+    try:
+        return json.loads(line, parse_constant=_not_json)
+    except json.JSONDecodeError as e:
+        raise UserError(f"{path}:{line_no}: not valid JSON ({e.msg}, column {e.colno})") from None
+    except ValueError as e:
+        raise UserError(f"{path}:{line_no}: not valid JSON ({e})") from None
+
+
+def iter_json_lines(path: str | Path, name: str | Path | None = None) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line_number, parsed_json)`` for every non-blank line of a JSONL file (messages
+    name ``name`` when given: the user's name of a copied input)."""
+    shown = path if name is None else name
+    for line_no, line in iter_lines(path, name):
+        if line.strip():
+            yield line_no, parse_json_line(shown, line_no, line)
 
 
 def parse_lines(
@@ -90,51 +95,27 @@ def write_json_lines(path: str | Path, records: Iterable[Any]) -> int:
 # --- the passages interchange file -----------------------------------------------------------
 
 
-def parse_query_line(obj: Any) -> QueryWithFullParagraphList:
-    """Validate ``["qid", [FullParagraphData, ...]]``; errors locate the paragraph and field."""
-    if not (isinstance(obj, list) and len(obj) == 2 and isinstance(obj[1], list)):
-        raise ValueError('expected a JSON array ["query_id", [passage, ...]]')
-    qid, paragraphs = obj
-    parsed = []
-    for i, p in enumerate(paragraphs):
-        try:
-            parsed.append(FullParagraphData.model_validate(p))
-        except ValidationError as e:
-            raise ValueError(describe_validation_error(e, prefix=f"paragraphs[{i}]")) from None
-    return QueryWithFullParagraphList(queryId=str(qid), paragraphs=parsed)
+def _full_passage(p: Any, index: int) -> FullParagraphData:
+    try:
+        return FullParagraphData.model_validate(p)
+    except ValidationError as e:
+        raise ValueError(describe_validation_error(e, prefix=f"paragraphs[{index}]")) from None
 
 
-def merge_query_lines(
-    path: str | Path, lines: Iterable[tuple[int, QueryWithFullParagraphList]]
-) -> list[QueryWithFullParagraphList]:
-    """Queries in the order of their first line, the passages of repeated query lines appended.
-
-    A passage id twice for one query is an error naming both lines: its grades and judgments
-    would be counted twice, or one copy silently lost.
+def read_passages(path: str | Path, name: str | Path | None = None) -> Iterator[QueryWithFullParagraphList]:
+    """The queries of a passages file, one at a time, fully validated; lines of one query are
+    merged (see :mod:`rubric.data.graded`: adjacent lines as they stream, scattered ones gathered
+    on disk). Memory holds one query. ``-`` and pipes are copied to a temporary file first, since
+    the file is read twice (the query ids, then the queries). Messages name ``name`` if given.
     """
-    queries: dict[str, QueryWithFullParagraphList] = {}
-    seen: dict[str, dict[str, int]] = {}
-    for line_no, q in lines:
-        where = seen.setdefault(q.queryId, {})
-        for p in q.paragraphs:
-            first = where.get(p.paragraph_id)
-            if first is not None:
-                other = "the same line" if first == line_no else f"line {first}"
-                raise UserError(
-                    f"{path}:{line_no}: passage {p.paragraph_id} of query {q.queryId} is also on {other}"
-                )
-            where[p.paragraph_id] = line_no
-        if q.queryId in queries:
-            queries[q.queryId].paragraphs.extend(q.paragraphs)
-        else:
-            queries[q.queryId] = q
-    return list(queries.values())
+    from rubric.data.graded import query_lines, scan_order, unique_passages
 
-
-def read_passages(path: str | Path) -> Iterator[QueryWithFullParagraphList]:
-    """The queries of a passages file, one at a time; lines of one query are merged."""
-    lines = parse_lines(path, iter_json_lines(path), parse_query_line)
-    return iter(merge_query_lines(path, lines))
+    shown = path if name is None else name
+    with rereadable(path) as copy:
+        order = scan_order(copy, shown)
+        for qid, parts in query_lines(copy, order, name=shown):
+            passages = [p for _, p in unique_passages(shown, qid, parts, _full_passage)]
+            yield QueryWithFullParagraphList(queryId=qid, paragraphs=passages)
 
 
 def write_passages(path: str | Path, queries: Iterable[QueryWithFullParagraphList]) -> int:
@@ -156,9 +137,10 @@ def unique_banks(path: str | Path, lines: Iterable[tuple[int, TestBank]]) -> Ite
         yield bank
 
 
-def read_bank(path: str | Path) -> Iterator[TestBank]:
+def read_bank(path: str | Path, name: str | Path | None = None) -> Iterator[TestBank]:
     """Stream a test bank, one :class:`TestBank` (query or facet) per line."""
-    return unique_banks(path, parse_lines(path, iter_json_lines(path), TestBank.model_validate))
+    shown = path if name is None else name
+    return unique_banks(shown, parse_lines(shown, iter_json_lines(path, name), TestBank.model_validate))
 
 
 def write_bank(path: str | Path, banks: Iterable[TestBank]) -> int:
@@ -168,14 +150,3 @@ def write_bank(path: str | Path, banks: Iterable[TestBank]) -> int:
 def read_model_lines(path: str | Path, model: type[BaseModel]) -> Iterator[BaseModel]:
     """Stream any one-object-per-line file as ``model`` instances."""
     return read_models(path, model.model_validate)
-
-
-def read_workbench_file(path: str | Path) -> list[TestBank] | list[QueryWithFullParagraphList]:
-    """A test bank or a passages file, told apart by the first line (an object or an array).
-
-    The file is read once, so this works on a pipe or standard input.
-    """
-    lines = list(iter_json_lines(path))
-    if lines and isinstance(lines[0][1], dict):
-        return list(unique_banks(path, parse_lines(path, lines, TestBank.model_validate)))
-    return merge_query_lines(path, parse_lines(path, lines, parse_query_line))

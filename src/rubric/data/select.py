@@ -100,7 +100,16 @@ def resolve_filter(
     ``exclude_prompt_class``: grades of this prompt class are not candidates (``--prefer X``
     resolves the grades to fall back to among the others).
     """
-    kinds = grade_kinds(queries)
+    return resolve_kind(grade_kinds(queries), selection, source, exclude_prompt_class)
+
+
+def resolve_kind(
+    kinds: Counter[GradeKind],
+    selection: GradeFilter,
+    source: str = "input",
+    exclude_prompt_class: str | None = None,
+) -> GradeKind:
+    """:func:`resolve_filter` given the kinds a file holds (a streaming reader's survey)."""
     if exclude_prompt_class is not None:
         kinds = Counter({k: n for k, n in kinds.items() if k.prompt_class != exclude_prompt_class})
     picked = [

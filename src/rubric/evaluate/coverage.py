@@ -27,11 +27,11 @@ from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
-from rubric.data.models import ExamGrades, QueryWithFullParagraphList, TestBank
+from rubric.data.graded import QueryRecord, graded_input
+from rubric.data.models import QueryWithFullParagraphList, TestBank
 from rubric.data.query_selection import QuerySelection, absent_note
-from rubric.data.select import DIRECT, GradeFilter, resolve_filter
+from rubric.data.select import DIRECT, GradeFilter, GradeKind, resolve_kind
 from rubric.errors import UserError
-from rubric.evaluate.labels import item_grades
 from rubric.evaluate.report import Report, Score
 
 #: The original tool's name of the row that pools every passage of the file (an upper bound).
@@ -55,87 +55,96 @@ def cover(
 
     ``passages`` and ``bank`` are paths or loaded objects; the defaults are the CLI's (k 20, an
     item is answered from grade 4, every kind of grade if the file holds one). ``queries``
-    restricts the file and the bank to these query ids.
+    restricts the file and the bank to these query ids. A file is read one query at a time:
+    memory holds one query's passages and the per-query scores.
     """
     chosen = QuerySelection.of(queries)
-    if not isinstance(passages, list):
-        from rubric.data.jsonl import read_passages
+    with graded_input(passages, chosen, source) as graded:
+        source = graded.source
+        notes = [absent_note(graded.absent(), source, "selected")]
+        bank_source = "the bank"
+        if bank is not None and not isinstance(bank, list):
+            from rubric.data.jsonl import read_bank
 
-        source = source or str(passages)
-        passages = list(read_passages(passages))
-    source = source or "input"
-    notes = [absent_note(chosen.check_present([q.queryId for q in passages], source), source, "selected")]
-    passages = list(chosen.select(passages, lambda q: q.queryId))
-    bank_source = "the bank"
-    if bank is not None and not isinstance(bank, list):
-        from rubric.data.jsonl import read_bank
-
-        bank_source = str(bank)
-        bank = list(read_bank(bank))
-    kind = resolve_filter(passages, selection, source)
-    if kind.prompt_type == DIRECT:
-        raise UserError(
-            f"{source}: Cover needs question or nugget grades, {kind.prompt_class} grades passages directly"
-        )
-    grades_of = GradeFilter(kind.prompt_class, kind.llm, kind.prompt_type)
-    items: dict[str, set[str]] = defaultdict(set)
-    answered: dict[tuple[str, str], set[str]] = {}  # (query, passage) -> items graded >= min_grade
-    ranked: dict[str, dict[str, list[tuple[int, str]]]] = defaultdict(lambda: defaultdict(list))
-    for q in passages:
-        for p in q.paragraphs:
-            for r in p.paragraph_data.rankings:
-                if r.queryId == q.queryId:
-                    ranked[r.method][q.queryId].append((r.rank, p.paragraph_id))
-            for g in p.exam_grades or []:
-                if grades_of.matches(g):
-                    assert isinstance(g, ExamGrades)
-                    if correct_answered:
-                        items[q.queryId].update([*g.correctAnswered, *g.wrongAnswered])
-                        answered[(q.queryId, p.paragraph_id)] = set(g.correctAnswered)
-                    else:
-                        grades = item_grades(g)
-                        items[q.queryId].update(grades)
-                        answered[(q.queryId, p.paragraph_id)] = {
-                            i for i, v in grades.items() if v >= min_grade
-                        }
-                    break
-    in_file = [q.queryId for q in passages]
-    if bank is not None:
-        bank = list(chosen.select(bank, lambda b: b.query_id))
-        items = defaultdict(set)
-        for b in bank:
-            items[b.query_id].update(i.item_id for i in b.items)
-        bank_queries = list(dict.fromkeys(b.query_id for b in bank))
-        lacking = [q for q in bank_queries if q not in set(in_file)]
-        query_ids = bank_queries if complete else [q for q in bank_queries if q not in lacking]
-        if lacking:
-            what = "each counts 0 (-c)" if complete else "left out; -c counts them as 0"
-            notes.append(absent_note(lacking, source, f"queries of {bank_source}; {what}"))
-        if not query_ids:
-            raise UserError(f"{source}: none of its queries is in {bank_source}")
-    else:
-        query_ids = in_file
-    if not ranked:
+            bank_source = str(bank)
+            bank = list(read_bank(bank))
+        kind = resolve_kind(graded.survey.kinds, selection, source)
+        if kind.prompt_type == DIRECT:
+            raise UserError(
+                f"{source}: Cover needs question or nugget grades, {kind.prompt_class} grades passages "
+                "directly"
+            )
+        in_file = [q for q in graded.survey.order.ids if q in chosen]
+        bank_items: dict[str, set[str]] | None = None
+        if bank is not None:
+            bank = list(chosen.select(bank, lambda b: b.query_id))
+            bank_items = defaultdict(set)
+            for b in bank:
+                bank_items[b.query_id].update(i.item_id for i in b.items)
+            bank_queries = list(dict.fromkeys(b.query_id for b in bank))
+            lacking = [q for q in bank_queries if q not in set(in_file)]
+            query_ids = bank_queries if complete else [q for q in bank_queries if q not in lacking]
+            if lacking:
+                what = "each counts 0 (-c)" if complete else "left out; -c counts them as 0"
+                notes.append(absent_note(lacking, source, f"queries of {bank_source}; {what}"))
+            if not query_ids:
+                raise UserError(f"{source}: none of its queries is in {bank_source}")
+        else:
+            query_ids = in_file
+        evaluated = set(query_ids)
+        # per run, per query: the score (queries a run does not rank are filled in below)
+        per_run: dict[str, dict[str, float]] = defaultdict(dict)
+        best: dict[str, float] = {}  # the `_overall_` row
+        runs: set[str] = set()  # every run of the file, also those ranking no evaluated query
+        for q in graded.queries():
+            ranked, answered, items = _query_grades(q, kind, min_grade, correct_answered)
+            runs.update(ranked)
+            if q.query_id not in evaluated:
+                continue
+            if bank_items is not None:
+                items = bank_items[q.query_id]
+            pool = set().union(*answered.values()) if answered else set()
+            denominator = (pool & items) if normalized else items
+            for run, ranking in ranked.items():
+                top = [pid for _, pid in sorted(ranking)[:k]]
+                covered = set().union(*(answered.get(pid, set()) for pid in top)) & items
+                per_run[run][q.query_id] = len(covered) / len(denominator) if denominator else 0.0
+            best[q.query_id] = 1.0 if normalized else len(pool & items) / len(items) if items else 0.0
+    if not runs:
         raise UserError(f"{source}: no passage has rankings; build the file with `rubric convert runs`")
-    pool_answered: dict[str, set[str]] = defaultdict(set)
-    for (qid, _), found in answered.items():
-        pool_answered[qid] |= found
     measure = f"{'ncover' if normalized else 'cover'}@{k}"
     scores = []
-    for run, per_query_ranking in sorted(ranked.items()):
-        per_query = {}
-        for qid in query_ids:
-            denominator = (pool_answered[qid] & items[qid]) if normalized else items[qid]
-            top = [pid for _, pid in sorted(per_query_ranking.get(qid, []))[:k]]
-            covered = set().union(*(answered.get((qid, pid), set()) for pid in top)) & items[qid]
-            per_query[qid] = len(covered) / len(denominator) if denominator else 0.0
+    for run in sorted(runs):
+        found = per_run.get(run, {})
+        per_query = {qid: found.get(qid, 0.0) for qid in query_ids}
         value = sum(per_query.values()) / len(per_query) if per_query else 0.0
         scores.append(Score(run=run, measure=measure, value=value, per_query=per_query))
     if overall:
-        per_query = {
-            q: (1.0 if normalized else len(pool_answered[q] & items[q]) / len(items[q]) if items[q] else 0.0)
-            for q in query_ids
-        }
+        per_query = {q: best.get(q, 1.0 if normalized else 0.0) for q in query_ids}
         value = sum(per_query.values()) / len(per_query) if per_query else 0.0
         scores.append(Score(run=OVERALL, measure=measure, value=value, per_query=per_query))
     return Report(scores, title=measure, notes=[n for n in notes if n])
+
+
+def _query_grades(
+    q: QueryRecord, kind: GradeKind, min_grade: int, correct_answered: bool
+) -> tuple[dict[str, list[tuple[int, str]]], dict[str, set[str]], set[str]]:
+    """One query's rankings per run ``[(rank, passage)]``, the items each passage answers, and
+    the items found in its grades."""
+    ranked: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    answered: dict[str, set[str]] = {}
+    items: set[str] = set()
+    for p in q.passages:
+        for method, query_id, rank in p.rankings:
+            if query_id == q.query_id:
+                ranked[method].append((rank, p.paragraph_id))
+        for g in p.exam_grades:
+            if g.kind == kind:
+                if correct_answered:
+                    items.update([*g.correct, *g.wrong])
+                    answered[p.paragraph_id] = set(g.correct)
+                else:
+                    items.update(g.grades)
+                    answered[p.paragraph_id] = {i for i, v in g.grades.items() if v >= min_grade}
+                break
+    return ranked, answered, items

@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
-from rubric.data.models import Grades, TestBank
+from rubric.data.models import TestBank
 from rubric.errors import UserError
-from rubric.evaluate.labels import LabelRule, passage_label
+from rubric.evaluate.labels import LabelRule
 
 FacetMap = dict[str, list[str]]  # query id -> its facet query ids ("qid/facet")
 
@@ -55,11 +55,8 @@ def _facets_of_query(query_id: str, facets: FacetMap, source: str) -> list[str]:
     return found
 
 
-def direct_facet_labels(
-    query_id: str, grade: Grades, rule: LabelRule, facets: FacetMap, source: str
-) -> dict[str, int]:
-    """A direct grade labels the passage for every facet of its query."""
-    label = passage_label(grade, rule)
+def direct_facet_labels(query_id: str, label: int, facets: FacetMap, source: str) -> dict[str, int]:
+    """A direct grade (its ``label``) labels the passage for every facet of its query."""
     return {f: label for f in _facets_of_query(query_id, facets, source)}
 
 

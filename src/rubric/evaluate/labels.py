@@ -34,10 +34,15 @@ def preferred_grades(base: ExamGrades | None, preferred: Iterable[ExamGrades]) -
     three or more reviewers one outlier cannot move it, and two who disagree give the lower
     (conservative) grade.
     """
-    grades = item_grades(base) if base is not None else {}
+    return merge_preferred(item_grades(base) if base is not None else {}, map(item_grades, preferred))
+
+
+def merge_preferred(base: dict[str, int], preferred: Iterable[dict[str, int]]) -> dict[str, int]:
+    """:func:`preferred_grades` on item grades already read (``{item: grade}`` per record)."""
+    grades = dict(base)
     given: dict[str, list[int]] = {}
     for record in preferred:
-        for item, g in item_grades(record).items():
+        for item, g in record.items():
             given.setdefault(item, []).append(g)
     grades.update({item: statistics.median_low(gs) for item, gs in given.items()})
     return grades
@@ -95,7 +100,12 @@ def passage_label(g: ExamGrades | Grades, rule: LabelRule = LabelRule()) -> int:
     binary export of direct grades); ``max`` and ``nth:1`` keep the grade.
     """
     if isinstance(g, Grades):
-        if rule.mode == "count":
-            return int(direct_grade(g) >= rule.min_grade)
-        return direct_grade(g)
+        return direct_label(direct_grade(g), rule)
     return rule.apply(list(item_grades(g).values()))
+
+
+def direct_label(grade: int, rule: LabelRule = LabelRule()) -> int:
+    """The label of a direct grade (see :func:`passage_label`)."""
+    if rule.mode == "count":
+        return int(grade >= rule.min_grade)
+    return grade

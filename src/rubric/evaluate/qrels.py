@@ -10,36 +10,30 @@ of `rubric verify apply`) whose item grades replace the selected grades wherever
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rubric.data.models import ExamGrades, Grades, QueryWithFullParagraphList
+from rubric.data.graded import Graded, graded_input
+from rubric.data.models import QueryWithFullParagraphList
 from rubric.data.query_selection import QuerySelection
-from rubric.data.select import DIRECT, GradeFilter, GradeKind, resolve_filter
+from rubric.data.select import DIRECT, GradeFilter, GradeKind, resolve_kind
 from rubric.errors import UserError
 from rubric.evaluate.facets import FacetMap, direct_facet_labels, item_facet_labels
-from rubric.evaluate.labels import LabelRule, passage_label, preferred_grades
+from rubric.evaluate.labels import LabelRule, direct_label, merge_preferred
 
 QrelsRow = tuple[str, str, str, int]
 
 
 @dataclass
 class QrelsResult:
-    rows: list[QrelsRow] = field(default_factory=list)
+    rows: list[QrelsRow] | Iterator[QrelsRow] = field(default_factory=list)
     kind: GradeKind | None = None
     ungraded: int = 0  # passages without a grade of the selected kind (no line written)
     passages: int = 0
     absent: list[str] = field(default_factory=list)  # selected queries the file lacks
     preferred: int = 0  # passages whose label uses a grade of the preferred prompt class
-
-
-def _selected(grades: list[ExamGrades | Grades], kind: GradeKind) -> ExamGrades | Grades | None:
-    chosen = GradeFilter(kind.prompt_class, kind.llm, kind.prompt_type)
-    for g in grades:
-        if chosen.matches(g):
-            return g
-    return None
 
 
 def build_qrels(
@@ -51,6 +45,7 @@ def build_qrels(
     queries: QuerySelection | Iterable[str] | None = None,
     prefer: str | None = None,
     facets: FacetMap | None = None,
+    stream: bool = False,
 ) -> QrelsResult:
     """Labels for every passage graded by the one kind of grades ``selection`` picks.
 
@@ -61,67 +56,87 @@ def build_qrels(
     records: their lower median, see :func:`~rubric.evaluate.labels.preferred_grades`); a
     passage graded only by them is labelled from them alone. ``facets`` (``{}`` or the bank's,
     see :mod:`rubric.evaluate.facets`) writes one line per (query facet, passage) instead.
-    """
-    chosen = QuerySelection.of(queries)
-    if not isinstance(passages, list):
-        from rubric.data.jsonl import read_passages
 
-        source = source or str(passages)
-        passages = list(read_passages(passages))
-    source = source or "input"
-    absent = chosen.check_present([q.queryId for q in passages], source)
-    passages = list(chosen.select(passages, lambda q: q.queryId))
-    if prefer is not None and selection.prompt_class == prefer:
-        raise UserError(
-            f"--prefer {prefer}: also selected with --prompt-class; select the grades to fall back to"
-        )
-    kind = resolve_filter(passages, selection, source, exclude_prompt_class=prefer)
-    if per_item and kind.prompt_type == DIRECT:
-        raise UserError(
-            f"--per-item: {source} holds direct grades ({kind.prompt_class}), which grade the passage "
-            "as a whole; per-item qrels need question or nugget grades"
-        )
-    favoured = _favoured(passages, kind, prefer, source) if prefer is not None else None
-    result = QrelsResult(kind=kind, absent=absent)
-    for q in passages:
-        for p in q.paragraphs:
-            result.passages += 1
-            grade = _selected([*(p.exam_grades or []), *(p.grades or [])], kind)
-            preferred = [g for g in favoured.select(p) if isinstance(g, ExamGrades)] if favoured else []
-            if grade is None and not preferred:
-                result.ungraded += 1
-                continue
-            if isinstance(grade, Grades):
-                if facets is not None:
-                    labels = direct_facet_labels(q.queryId, grade, rule, facets, source)
-                    result.rows.extend((f, "0", p.paragraph_id, label) for f, label in labels.items())
-                else:
-                    result.rows.append((q.queryId, "0", p.paragraph_id, passage_label(grade, rule)))
-                continue
-            result.preferred += bool(preferred)
-            grades = preferred_grades(grade, preferred)
-            if facets is not None:
-                labels = item_facet_labels(q.queryId, grades, rule, facets, source)
-                result.rows.extend((f, "0", p.paragraph_id, label) for f, label in labels.items())
-            elif per_item:
-                result.rows.extend((q.queryId, item, p.paragraph_id, g) for item, g in grades.items())
-            else:
-                result.rows.append((q.queryId, "0", p.paragraph_id, rule.apply(list(grades.values()))))
+    ``stream``: ``rows`` is an iterator that reads the file one query at a time (memory bounded by
+    the largest query, for writing huge qrels); the counts are complete once it is exhausted.
+    """
+    result = QrelsResult()
+    rows = _rows(graded_input(passages, queries, source), selection, rule, per_item, prefer, facets, result)
+    result.rows = rows if stream else list(rows)
     return result
 
 
-def _favoured(
-    passages: list[QueryWithFullParagraphList], kind: GradeKind, prefer: str, source: str
-) -> GradeFilter:
-    """The grades ``--prefer`` names, of the selected kind's items (an error where there are none)."""
+def _rows(
+    graded: Graded,
+    selection: GradeFilter,
+    rule: LabelRule,
+    per_item: bool,
+    prefer: str | None,
+    facets: FacetMap | None,
+    result: QrelsResult,
+) -> Iterator[QrelsRow]:
+    with graded:
+        source = graded.source
+        result.absent = graded.absent()
+        if prefer is not None and selection.prompt_class == prefer:
+            raise UserError(
+                f"--prefer {prefer}: also selected with --prompt-class; select the grades to fall back to"
+            )
+        kinds = graded.survey.kinds
+        kind = resolve_kind(kinds, selection, source, exclude_prompt_class=prefer)
+        if per_item and kind.prompt_type == DIRECT:
+            raise UserError(
+                f"--per-item: {source} holds direct grades ({kind.prompt_class}), which grade the passage "
+                "as a whole; per-item qrels need question or nugget grades"
+            )
+        if prefer is not None:
+            _check_prefer(kinds, kind, prefer, source)
+        result.kind = kind
+        for q in graded.queries():
+            qid = q.query_id
+            for p in q.passages:
+                result.passages += 1
+                grade = p.first(kind)
+                preferred = (
+                    [
+                        g.grades
+                        for g in p.exam_grades
+                        if g.kind.prompt_class == prefer and g.kind.prompt_type == kind.prompt_type
+                    ]
+                    if prefer is not None
+                    else []
+                )
+                if grade is None and not preferred:
+                    result.ungraded += 1
+                    continue
+                if grade is not None and not grade.exam:
+                    label = direct_label(grade.direct_grade, rule)
+                    if facets is not None:
+                        for f, lab in direct_facet_labels(qid, label, facets, source).items():
+                            yield f, "0", p.paragraph_id, lab
+                    else:
+                        yield qid, "0", p.paragraph_id, label
+                    continue
+                result.preferred += bool(preferred)
+                grades = merge_preferred(grade.grades if grade is not None else {}, preferred)
+                if facets is not None:
+                    for f, lab in item_facet_labels(qid, grades, rule, facets, source).items():
+                        yield f, "0", p.paragraph_id, lab
+                elif per_item:
+                    for item, g in grades.items():
+                        yield qid, item, p.paragraph_id, g
+                else:
+                    yield qid, "0", p.paragraph_id, rule.apply(list(grades.values()))
+
+
+def _check_prefer(kinds: Counter[GradeKind], kind: GradeKind, prefer: str, source: str) -> None:
+    """The grades ``--prefer`` names must exist, of the selected kind's items."""
     if kind.prompt_type == DIRECT:
         raise UserError(
             f"--prefer {prefer}: {source} selects direct grades ({kind.prompt_class}), which grade no items"
         )
-    favoured = GradeFilter(prefer, None, kind.prompt_type)
-    if not any(favoured.select(p) for q in passages for p in q.paragraphs):
+    if not any(k.prompt_class == prefer and k.prompt_type == kind.prompt_type for k in kinds):
         raise UserError(
             f"--prefer {prefer}: {source} holds no {kind.prompt_type} grades of prompt class {prefer} "
             "(`rubric verify apply` writes HumanReview grades)"
         )
-    return favoured

@@ -6,22 +6,38 @@ Reading the answers of one item sorted by grade shows at a glance whether the gr
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterator
+
 from rubric.verify.items import snippet
 from rubric.verify.matrix import GradeMatrix
 from rubric.verify.table import Table
 
 
-def grading_table(matrix: GradeMatrix, item_texts: dict[str, str] | None = None, width: int = 120) -> Table:
-    """Rows per (item, passage), items in query order, grades descending, then passage order."""
+def grading_table(
+    matrix: GradeMatrix,
+    item_texts: dict[str, str] | None = None,
+    width: int = 120,
+    counts: Counter[str] | None = None,
+) -> Table:
+    """Rows per (item, passage), items in query order, grades descending, then passage order.
+
+    The rows come one query at a time as the table is rendered; ``counts`` (if given) then holds
+    the ``grades``, ``items`` and ``queries`` seen.
+    """
     texts = item_texts or {}
-    rows: list[list[str | int | float | None]] = []
-    for q in matrix.queries:
-        for item in q.items:
-            graded = [(p.grades[item], i, p) for i, p in enumerate(q.passages) if item in p.grades]
-            graded.sort(key=lambda t: (-t[0], t[1]))
-            for grade, _, p in graded:
-                rows.append(
-                    [
+    seen = counts if counts is not None else Counter()
+
+    def rows() -> Iterator[list[str | int | float | None]]:
+        for q in matrix.queries:
+            seen["queries"] += 1
+            seen["items"] += len(q.items)
+            for item in q.items:
+                graded = [(p.grades[item], i, p) for i, p in enumerate(q.passages) if item in p.grades]
+                graded.sort(key=lambda t: (-t[0], t[1]))
+                for grade, _, p in graded:
+                    seen["grades"] += 1
+                    yield [
                         q.query_id,
                         item,
                         snippet(texts.get(item, ""), width),
@@ -31,10 +47,10 @@ def grading_table(matrix: GradeMatrix, item_texts: dict[str, str] | None = None,
                         p.judgment,
                         snippet(p.text, width),
                     ]
-                )
+
     answers = matrix.answer_kind.prompt_class if matrix.answer_kind else matrix.kind.prompt_class
     return Table(
         ["query_id", "item_id", "item_text", "grade", "answer", "passage_id", "judgment", "passage"],
-        rows,
+        rows(),
         title=f"grades of {matrix.kind.prompt_class} ({matrix.kind.llm}), answers of {answers}",
     )

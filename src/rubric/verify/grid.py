@@ -6,6 +6,8 @@ nobody answers (wrong or off-topic), a relevant passage with an empty row (a gap
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from rubric.verify.items import short_id, snippet
 from rubric.verify.matrix import GradeMatrix
 from rubric.verify.table import Table
@@ -17,14 +19,13 @@ def grid_tables(
     *,
     answers: bool = True,
     width: int = 60,
-) -> list[Table]:
+) -> Iterator[Table]:
     """One table per query: a row per passage, a column per item (``grade`` or ``grade: answer``).
 
     Columns are headed by the short item id (first 8 hex digits of its md5); the notes map them
-    back to full ids and texts.
+    back to full ids and texts. Tables come one query at a time.
     """
     texts = item_texts or {}
-    tables = []
     for q in matrix.queries:
         rows: list[list[str | int | float | None]] = []
         for p in q.passages:
@@ -40,12 +41,9 @@ def grid_tables(
         legend = [
             f"{short_id(i)} = {i}" + (f": {snippet(texts[i], 200)}" if i in texts else "") for i in q.items
         ]
-        tables.append(
-            Table(
-                ["query_id", "passage_id", "judgment", *[short_id(i) for i in q.items]],
-                rows,
-                title=f"query {q.query_id}" + (f": {q.query_text}" if q.query_text else ""),
-                notes=legend,
-            )
+        yield Table(
+            ["query_id", "passage_id", "judgment", *[short_id(i) for i in q.items]],
+            rows,
+            title=f"query {q.query_id}" + (f": {q.query_text}" if q.query_text else ""),
+            notes=legend,
         )
-    return tables

@@ -17,14 +17,34 @@ downloads a review file (:mod:`rubric.verify.review`) for `rubric verify apply`.
 from __future__ import annotations
 
 import html
+import io
 import json
 import re
-from typing import Any
+from typing import IO, Any
 
-from rubric.verify.matrix import GradeMatrix
+from rubric.verify.matrix import GradeMatrix, QueryGrades
 
 # Grade colours, 0 .. 5 (ColorBrewer RdYlGn-like, light to strong); higher scales use the last.
 PALETTE = ["#f2f2f2", "#fde0a8", "#fdbf6f", "#d9ef8b", "#91cf60", "#1a9850"]
+
+
+def query_block(q: QueryGrades, item_texts: dict[str, str]) -> dict[str, Any]:
+    """The JSON of one query: its items, and per passage its grades and answers as lists."""
+    return {
+        "id": q.query_id,
+        "text": q.query_text,
+        "items": [{"id": i, "text": item_texts.get(i, "")} for i in q.items],
+        "passages": [
+            {
+                "id": p.passage_id,
+                "text": p.text,
+                "j": p.judgment,
+                "g": [p.grades.get(i) for i in q.items],
+                "a": [p.answers.get(i, "") for i in q.items],
+            }
+            for p in q.passages
+        ],
+    }
 
 
 def page_data(
@@ -35,46 +55,32 @@ def page_data(
     spurious_min: int = 5,
     source: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The JSON the page renders: one entry per query, grades as a list per passage.
+    """All the page's data as one JSON value (``queries``: every query block), as the page sees it
+    once it has loaded every query; :func:`write_page` embeds the same, one block per query."""
+    queries = [query_block(q, item_texts) for q in matrix.queries]
+    max_grade = max((g for q in queries for p in q["passages"] for g in p["g"] if g is not None), default=1)
+    meta = _meta(matrix, min_grade, min_judgment, spurious_min, max_grade)
+    return {"meta": meta, "source": _source(source), "queries": queries}
 
-    ``source`` (``{"file", "sha256"}`` of the graded file) goes into exported reviews and keys
-    the reviewer's saved work; without it the page shows grades but cannot export a review.
-    """
-    max_grade = max((g for _, p in matrix.passages() for g in p.grades.values()), default=1)
-    queries = []
-    for q in matrix.queries:
-        queries.append(
-            {
-                "id": q.query_id,
-                "text": q.query_text,
-                "items": [{"id": i, "text": item_texts.get(i, "")} for i in q.items],
-                "passages": [
-                    {
-                        "id": p.passage_id,
-                        "text": p.text,
-                        "j": p.judgment,
-                        "g": [p.grades.get(i) for i in q.items],
-                        "a": [p.answers.get(i, "") for i in q.items],
-                    }
-                    for p in q.passages
-                ],
-            }
-        )
+
+def _meta(matrix: GradeMatrix, min_grade: int, min_judgment: int, spurious_min: int, max_grade: int) -> dict:
     return {
-        "meta": {
-            "prompt_class": matrix.kind.prompt_class,
-            "llm": matrix.kind.llm,
-            "answers": matrix.answer_kind.prompt_class if matrix.answer_kind else matrix.kind.prompt_class,
-            "min_grade": min_grade,
-            "min_judgment": min_judgment,
-            "spurious_min": spurious_min,
-            "max_grade": max(max_grade, 1),
-            "palette": PALETTE,
-            "prompt_type": matrix.kind.prompt_type,
-        },
-        "source": source or {"file": "", "sha256": ""},
-        "queries": queries,
+        "prompt_class": matrix.kind.prompt_class,
+        "llm": matrix.kind.llm,
+        "answers": matrix.answer_kind.prompt_class if matrix.answer_kind else matrix.kind.prompt_class,
+        "min_grade": min_grade,
+        "min_judgment": min_judgment,
+        "spurious_min": spurious_min,
+        "max_grade": max(max_grade, 1),
+        "palette": PALETTE,
+        "prompt_type": matrix.kind.prompt_type,
     }
+
+
+def _source(source: dict[str, str] | None) -> dict[str, str]:
+    """``source`` (``{"file", "sha256"}`` of the graded file) goes into exported reviews and keys
+    the reviewer's saved work; without it the page shows grades but cannot export a review."""
+    return source or {"file": "", "sha256": ""}
 
 
 def embed_json(data: Any) -> str:
@@ -89,6 +95,51 @@ def embed_json(data: Any) -> str:
     )
 
 
+def write_page(
+    out: IO[str],
+    matrix: GradeMatrix,
+    item_texts: dict[str, str] | None = None,
+    *,
+    min_grade: int = 4,
+    min_judgment: int = 1,
+    spurious_min: int = 5,
+    title: str = "rubric verify",
+    source: dict[str, str] | None = None,
+) -> tuple[int, int]:
+    """Write the page to ``out`` one query at a time; returns (queries, passages).
+
+    Each query is its own ``<script type="application/json" id="rubric-qN">`` block, parsed by the
+    page only when the query is shown (or exported), so neither this command nor the browser
+    holds every query at once; the last block (``rubric-data``) holds the settings and a small
+    index of the queries (id, text, passages, judged or not).
+    """
+    texts = item_texts or {}
+    head, tail = _TEMPLATE.split("@QUERIES@")
+    fill = {"TITLE": html.escape(title), "CSS": _CSS, "JS": _JS}
+    out.write(re.sub(r"@(TITLE|CSS)@", lambda m: fill[m.group(1)], head))
+    index = []
+    max_grade = 1
+    n_passages = 0
+    for i, q in enumerate(matrix.queries):
+        block = query_block(q, texts)
+        max_grade = max([max_grade, *(g for p in block["passages"] for g in p["g"] if g is not None)])
+        n_passages += len(q.passages)
+        index.append(
+            {"id": q.query_id, "text": q.query_text, "n": len(q.passages),
+             "judged": any(p.judgment is not None for p in q.passages)}
+        )  # fmt: skip
+        out.write(f'<script type="application/json" id="rubric-q{i}">{embed_json(block)}</script>\n')
+    data = {
+        "meta": _meta(matrix, min_grade, min_judgment, spurious_min, max_grade),
+        "source": _source(source),
+        "queries": index,
+    }
+    fill["DATA"] = embed_json(data)
+    # one pass, so text inserted for one placeholder is never scanned for another
+    out.write(re.sub(r"@(TITLE|JS|DATA)@", lambda m: fill[m.group(1)], tail))
+    return len(index), n_passages
+
+
 def render_page(
     matrix: GradeMatrix,
     item_texts: dict[str, str] | None = None,
@@ -99,10 +150,19 @@ def render_page(
     title: str = "rubric verify",
     source: dict[str, str] | None = None,
 ) -> str:
-    data = page_data(matrix, item_texts or {}, min_grade, min_judgment, spurious_min, source)
-    parts = {"TITLE": html.escape(title), "CSS": _CSS, "JS": _JS, "DATA": embed_json(data)}
-    # one pass, so text inserted for one placeholder is never scanned for another
-    return re.sub(r"@(TITLE|CSS|JS|DATA)@", lambda m: parts[m.group(1)], _TEMPLATE)
+    """The page as one string (see :func:`write_page`)."""
+    buf = io.StringIO()
+    write_page(
+        buf,
+        matrix,
+        item_texts,
+        min_grade=min_grade,
+        min_judgment=min_judgment,
+        spurious_min=spurious_min,
+        title=title,
+        source=source,
+    )
+    return buf.getvalue()
 
 
 _CSS = """
@@ -195,6 +255,13 @@ _JS = r"""
   var DATA = JSON.parse(document.getElementById("rubric-data").textContent);
   var M = DATA.meta;
   var SRC = DATA.source || {file: "", sha256: ""};
+  // DATA.queries is an index ({id, text, n, judged}); a query's grid data is its own JSON block,
+  // parsed the first time the query is shown or exported (large files open on one query)
+  var INDEX = DATA.queries, LOADED = [];
+  function query(i) {
+    if (!LOADED[i]) LOADED[i] = JSON.parse(document.getElementById("rubric-q" + i).textContent);
+    return LOADED[i];
+  }
   function el(tag, cls, text) {
     var e = document.createElement(tag);
     if (cls) e.className = cls;
@@ -231,15 +298,13 @@ _JS = r"""
   var tip = document.getElementById("tip");
   document.getElementById("meta").textContent =
     "grades: " + M.prompt_class + " (" + M.llm + "), answers: " + M.answers + "; " +
-    DATA.queries.length + " queries" +
+    INDEX.length + " queries" +
     (SRC.sha256 ? "; file " + SRC.file + " (sha256 " + SRC.sha256.slice(0, 12) + "…)" : "");
   var legend = document.getElementById("legend");
   for (var g = 0; g <= M.max_grade; g++) {
     var s = el("span", "", g); s.style.background = colour(g); legend.appendChild(s);
   }
-  var hasJudgments = DATA.queries.some(function (q) {
-    return q.passages.some(function (p) { return p.j !== null; });
-  });
+  var hasJudgments = INDEX.some(function (q) { return q.judged; });
   if (!hasJudgments) {
     document.querySelectorAll(".needs-judgments").forEach(function (e) { e.classList.add("hidden"); });
   }
@@ -250,8 +315,8 @@ _JS = r"""
   ctl.uncovered.checked = /uncovered/.test(location.hash);
   ctl.spurious.checked = /spurious/.test(location.hash);
   var total = 0;
-  DATA.queries.forEach(function (q, i) {
-    total += q.passages.length;
+  INDEX.forEach(function (q, i) {
+    total += q.n;
     var o = el("option", "", q.id + (q.text ? " — " + q.text : ""));
     o.value = String(i);
     ctl.query.appendChild(o);
@@ -344,7 +409,14 @@ _JS = r"""
   function actions() {
     var out = [];
     function withNote(a, note) { if (note) a.note = note; return a; }
-    DATA.queries.forEach(function (q) {
+    var reviewed = {};  // only queries with review actions are loaded for the export
+    [R.cells, R.items].forEach(function (map) {
+      Object.keys(map).forEach(function (k) { reviewed[JSON.parse(k)[0]] = true; });
+    });
+    Object.keys(R.added).concat(Object.keys(R.qnotes)).forEach(function (id) { reviewed[id] = true; });
+    INDEX.forEach(function (entry, i) {
+      if (!reviewed[entry.id]) return;
+      var q = query(i);
       if (R.qnotes[q.id]) out.push({type: "note", query_id: q.id, text: R.qnotes[q.id]});
       q.items.forEach(function (it) {
         var st = itemState(q, it.id);
@@ -631,12 +703,12 @@ _JS = r"""
   function paintHeaders(q) {
     document.querySelectorAll("th.item").forEach(function (th) {
       var qi = Number(th.dataset.q);
-      if (DATA.queries[qi] === q) paintHeader(th, q, Number(th.dataset.k));
+      if (LOADED[qi] === q) paintHeader(th, q, Number(th.dataset.k));
     });
   }
   function paintQueryReview(q) {
     document.querySelectorAll("div.qreview").forEach(function (box) {
-      if (DATA.queries[Number(box.dataset.q)] !== q) return;
+      if (LOADED[Number(box.dataset.q)] !== q) return;
       box.textContent = "";
       (R.added[q.id] || []).forEach(function (text) {
         var d = el("div", "added");
@@ -654,13 +726,13 @@ _JS = r"""
   }
   function cellOf(td) {
     if (!td || !td.dataset || td.dataset.q === undefined) return null;
-    var q = DATA.queries[Number(td.dataset.q)];
+    var q = query(Number(td.dataset.q));
     return {q: q, pi: Number(td.dataset.p), p: q.passages[Number(td.dataset.p)], k: Number(td.dataset.k)};
   }
   function markCurrent() {
     document.querySelectorAll("td.g.current").forEach(function (td) { td.classList.remove("current"); });
     if (!current || current.kind !== "cell") return;
-    var qi = DATA.queries.indexOf(current.q);
+    var qi = LOADED.indexOf(current.q);
     var td = document.querySelector(
       'td.g[data-q="' + qi + '"][data-p="' + current.pi + '"][data-k="' + current.k + '"]');
     if (td) td.classList.add("current");
@@ -749,7 +821,7 @@ _JS = r"""
     if (!(t instanceof Element)) return;
     var td = t.closest("td.g"), th = t.closest("th.item");
     if (td) { var c = cellOf(td); hideTip(); editCell(c.q, c.pi, c.k); }
-    else if (th) editItem(DATA.queries[Number(th.dataset.q)], Number(th.dataset.k));
+    else if (th) editItem(query(Number(th.dataset.q)), Number(th.dataset.k));
   });
   grids.addEventListener("mouseover", function (ev) {
     var td = ev.target instanceof Element ? ev.target.closest("td.g") : null;
@@ -788,9 +860,9 @@ _JS = r"""
   function render() {
     grids.textContent = "";
     var v = ctl.query.value;
-    var qs = v === "all" ? DATA.queries.map(function (_, i) { return i; }) : [Number(v)];
+    var qs = v === "all" ? INDEX.map(function (_, i) { return i; }) : [Number(v)];
     qs.forEach(function (i) {
-      var q = DATA.queries[i];
+      var q = query(i);
       grids.appendChild(renderQuery(q, i));
       paintQueryReview(q);
     });
@@ -849,7 +921,7 @@ only uncovered relevant passages</label>
 <main id="grids"></main>
 <div id="tip"></div>
 <aside id="editor" class="hidden" aria-label="review editor"></aside>
-<script type="application/json" id="rubric-data">@DATA@</script>
+@QUERIES@<script type="application/json" id="rubric-data">@DATA@</script>
 <script>@JS@</script>
 </body>
 </html>

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from rubric.data.models import TestBank
 from rubric.evaluate.labels import LabelRule
 from rubric.verify.items import bank_items, snippet
-from rubric.verify.matrix import GradeMatrix
+from rubric.verify.matrix import GradeMatrix, PassageGrades
 from rubric.verify.table import Table
 
 
@@ -54,29 +54,49 @@ class Impact:
 def bank_impact(
     matrix: GradeMatrix, before: list[TestBank], after: list[TestBank], rule: LabelRule = LabelRule()
 ) -> Impact:
-    """Labels from the grades of ``before``'s items vs ``after``'s items, per passage."""
+    """Labels from the grades of ``before``'s items vs ``after``'s items, per passage.
+
+    The matrix is read once, query by query; the result keeps the items of the banks and the
+    passages whose label moves.
+    """
     a, b = bank_items(before), bank_items(after)
-    by_query = {q.query_id: q for q in matrix.queries}
+    wanted = dict.fromkeys([*a, *b])
     result = Impact()
-    for qid in dict.fromkeys([*a, *b]):
-        old, new = a.get(qid, {}), b.get(qid, {})
-        q = by_query.get(qid)
-        passages = q.passages if q else []
-        for item in dict.fromkeys([*old, *new]):
-            status = "kept" if item in old and item in new else ("removed" if item in old else "added")
-            missing = sum(1 for p in passages if item not in p.grades)
-            if status != "removed" and (missing or not passages):
-                result.needs_grading.setdefault(qid, set()).add(item)
-            text = new.get(item, old.get(item, ""))
-            result.items.append((qid, item, status, missing if passages else 0, snippet(text, 200)))
-        for p in passages:
-            result.passages += 1
-            la = rule.apply([g for i, g in p.grades.items() if i in old])
-            lb = rule.apply([g for i, g in p.grades.items() if i in new])
-            if la != lb:
-                result.changes.append((qid, p.passage_id, p.judgment, la, lb))
+    items_of: dict[str, list[tuple[str, str, str, int, str]]] = {}
+    for q in matrix.queries:
+        if q.query_id in wanted:
+            items_of[q.query_id] = _query_impact(q.query_id, q.passages, a, b, rule, result)
+    for qid in wanted:
+        result.items.extend(items_of[qid] if qid in items_of else _query_impact(qid, [], a, b, rule, result))
     result.changes.sort(key=lambda c: (-abs(c[4] - c[3]), c[0], c[1]))
     return result
+
+
+def _query_impact(
+    qid: str,
+    passages: list[PassageGrades],
+    a: dict[str, dict[str, str]],
+    b: dict[str, dict[str, str]],
+    rule: LabelRule,
+    result: Impact,
+) -> list[tuple[str, str, str, int, str]]:
+    """The item rows of one query; its passages whose label moves go to ``result``."""
+    old, new = a.get(qid, {}), b.get(qid, {})
+    items = []
+    for item in dict.fromkeys([*old, *new]):
+        status = "kept" if item in old and item in new else ("removed" if item in old else "added")
+        missing = sum(1 for p in passages if item not in p.grades)
+        if status != "removed" and (missing or not passages):
+            result.needs_grading.setdefault(qid, set()).add(item)
+        text = new.get(item, old.get(item, ""))
+        items.append((qid, item, status, missing if passages else 0, snippet(text, 200)))
+    for p in passages:
+        result.passages += 1
+        la = rule.apply([g for i, g in p.grades.items() if i in old])
+        lb = rule.apply([g for i, g in p.grades.items() if i in new])
+        if la != lb:
+            result.changes.append((qid, p.passage_id, p.judgment, la, lb))
+    return items
 
 
 def needs_grading_banks(after: list[TestBank], impact: Impact) -> list[TestBank]:

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Iterable
+from dataclasses import dataclass, field
 
-from rubric.data.models import ExamGrades, QueryWithFullParagraphList
-from rubric.data.select import GradeFilter, GradeKind, resolve_filter
+from rubric.data.graded import Graded
+from rubric.data.select import GradeFilter, GradeKind, resolve_kind
 from rubric.errors import UserError
-from rubric.evaluate.labels import item_grades
 from rubric.verify.agreement import kappa_from_counts
 from rubric.verify.review import HUMAN_PROMPT_CLASS
 from rubric.verify.table import Table
@@ -25,53 +24,71 @@ Cell = tuple[str, str, str]
 THRESHOLDS = range(1, 6)
 
 
-def rater_grades(
-    queries: list[QueryWithFullParagraphList], selection: GradeFilter, source: str
-) -> tuple[GradeKind, dict[str, dict[Cell, int]]]:
-    """The selected LLM grades and each reviewer's (same prompt type), per cell; LLM first."""
-    kind = resolve_filter(queries, selection, source, exclude_prompt_class=HUMAN_PROMPT_CLASS)
+@dataclass
+class RaterCounts:
+    """Raters in order (the LLM first, reviewers as they first appear) and, per pair of raters,
+    the (grade of a, grade of b) counts over the cells both graded."""
+
+    raters: list[str]
+    pairs: dict[tuple[str, str], Counter[tuple[int, int]]] = field(default_factory=dict)
+
+    def add_query(self, cells: dict[str, dict[Cell, int]]) -> None:
+        """One query's cells per rater (cells of different queries never meet)."""
+        for who in cells:
+            if who not in self.raters:
+                self.raters.append(who)
+        order = sorted(cells, key=self.raters.index)
+        for a, b in itertools.combinations(order, 2):
+            common = cells[a].keys() & cells[b].keys()
+            if common:
+                counts = self.pairs.setdefault((a, b), Counter())
+                counts.update((cells[a][c], cells[b][c]) for c in sorted(common))
+
+
+def rater_counts(graded: Graded, selection: GradeFilter) -> tuple[GradeKind, RaterCounts]:
+    """The selected LLM grades and each reviewer's (same prompt type), compared cell by cell,
+    one query at a time."""
+    source = graded.source
+    kind = resolve_kind(graded.survey.kinds, selection, source, exclude_prompt_class=HUMAN_PROMPT_CLASS)
     if kind.prompt_type == "direct":
         raise UserError(f"{source}: {kind.prompt_class} is a direct prompt; reviewers grade items")
-    llm_filter = GradeFilter(kind.prompt_class, kind.llm, kind.prompt_type)
-    human_filter = GradeFilter(HUMAN_PROMPT_CLASS, None, kind.prompt_type)
-    raters: dict[str, dict[Cell, int]] = {kind.llm: {}}
-    for q in queries:
-        for p in q.paragraphs:
-            for g in p.exam_grades or []:
-                if llm_filter.matches(g) or human_filter.matches(g):
-                    cells = raters.setdefault(g.llm, {})
-                    assert isinstance(g, ExamGrades)
-                    for item, grade in item_grades(g).items():
-                        cells[(q.queryId, p.paragraph_id, item)] = grade
-    if len(raters) == 1:
+    found = RaterCounts([kind.llm])
+    for q in graded.queries():
+        cells: dict[str, dict[Cell, int]] = {kind.llm: {}}
+        for p in q.passages:
+            for g in p.exam_grades:
+                human = g.kind.prompt_class == HUMAN_PROMPT_CLASS and g.kind.prompt_type == kind.prompt_type
+                if g.kind == kind or human:
+                    mine = cells.setdefault(g.kind.llm, {})
+                    for item, grade in g.grades.items():
+                        mine[(q.query_id, p.paragraph_id, item)] = grade
+        found.add_query(cells)
+    if len(found.raters) == 1:
         raise UserError(
             f"{source}: no {HUMAN_PROMPT_CLASS} grades of {kind.prompt_type}s; apply reviews with "
             "`rubric verify apply` first"
         )
-    return kind, raters
+    return kind, found
 
 
-def _pairs(raters: dict[str, dict[Cell, int]]) -> Iterable[tuple[str, str, list[tuple[int, int]]]]:
-    for a, b in itertools.combinations(raters, 2):
-        common = raters[a].keys() & raters[b].keys()
-        yield a, b, [(raters[a][c], raters[b][c]) for c in sorted(common)]
-
-
-def agreement_tables(raters: dict[str, dict[Cell, int]]) -> list[Table]:
+def agreement_tables(found: RaterCounts) -> list[Table]:
     """A summary row per pair of raters, then a grade x grade table per pair that shares cells."""
     rows: list[list[int | str | float | None]] = []
     confusions: list[Table] = []
-    for a, b, pairs in _pairs(raters):
-        counts = Counter(pairs)
-        n = len(pairs)
+    for a, b in itertools.combinations(found.raters, 2):
+        counts = found.pairs.get((a, b), Counter())
+        n = sum(counts.values())
         binary = []
         for t in THRESHOLDS:
-            binary.append(kappa_from_counts(Counter((x >= t, y >= t) for x, y in pairs)) if n else None)
-        exact = sum(x == y for x, y in pairs) / n if n else None
+            above: Counter[tuple[bool, bool]] = Counter()
+            for (x, y), c in counts.items():
+                above[(x >= t, y >= t)] += c
+            binary.append(kappa_from_counts(above) if n else None)
+        exact = sum(c for (x, y), c in counts.items() if x == y) / n if n else None
         rows.append([a, b, n, exact, kappa_from_counts(counts) if n else None, *binary])
         if n:
-            grades_a = sorted({x for x, _ in pairs}, reverse=True)
-            grades_b = sorted({y for _, y in pairs}, reverse=True)
+            grades_a = sorted({x for x, _ in counts}, reverse=True)
+            grades_b = sorted({y for _, y in counts}, reverse=True)
             confusions.append(
                 Table(
                     [f"{a} grade", *(f"{b}={h}" for h in grades_b)],

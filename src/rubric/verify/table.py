@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,46 +33,62 @@ def _one_line(text: str) -> str:
 
 @dataclass
 class Table:
-    """A titled table; ``notes`` are printed under it (Markdown/LaTeX) or as ``#`` lines (TSV)."""
+    """A titled table; ``notes`` are printed under it (Markdown/LaTeX) or as ``#`` lines (TSV).
+
+    ``rows`` may be an iterator (a report over a huge file): the TSV, CSV and Markdown renderings
+    then stream (:meth:`chunks`) and the table renders once; a generator of rows may add to
+    ``notes`` when it ends, since notes come after the rows.
+    """
 
     header: list[str]
-    rows: list[list[Cell]]
+    rows: Iterable[list[Cell]]
     title: str = ""
     notes: list[str] = field(default_factory=list)
 
-    def cells(self) -> list[list[str]]:
-        return [[_one_line(fmt_cell(c)) for c in row] for row in self.rows]
+    def cells(self) -> Iterator[list[str]]:
+        return ([_one_line(fmt_cell(c)) for c in row] for row in self.rows)
 
-    def to_tsv(self) -> str:
-        lines = [f"# {self.title}"] if self.title else []
-        lines.append("\t".join(self.header))
-        lines.extend("\t".join(c.replace("\t", " ") for c in row) for row in self.cells())
-        lines.extend(f"# {n}" for n in self.notes)
-        return "\n".join(lines) + "\n"
+    def tsv_chunks(self) -> Iterator[str]:
+        if self.title:
+            yield f"# {self.title}\n"
+        yield "\t".join(self.header) + "\n"
+        for row in self.cells():
+            yield "\t".join(c.replace("\t", " ") for c in row) + "\n"
+        for n in self.notes:
+            yield f"# {n}\n"
 
-    def to_csv(self) -> str:
+    def csv_chunks(self) -> Iterator[str]:
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(self.header)
-        w.writerows(self.cells())
-        return buf.getvalue()
+        for i, row in enumerate(self.cells()):
+            w.writerow(row)
+            if i % 1000 == 999:
+                yield buf.getvalue()
+                buf.seek(0)
+                buf.truncate()
+        yield buf.getvalue()
 
-    def to_markdown(self) -> str:
+    def markdown_chunks(self) -> Iterator[str]:
         def esc(s: str) -> str:
             return s.replace("|", "\\|")
 
-        lines = [f"### {self.title}", ""] if self.title else []
-        lines.append("| " + " | ".join(esc(h) for h in self.header) + " |")
-        lines.append("|" + "|".join("---" for _ in self.header) + "|")
-        lines.extend("| " + " | ".join(esc(c) for c in row) + " |" for row in self.cells())
+        if self.title:
+            yield f"### {self.title}\n\n"
+        yield "| " + " | ".join(esc(h) for h in self.header) + " |\n"
+        yield "|" + "|".join("---" for _ in self.header) + "|\n"
+        for row in self.cells():
+            yield "| " + " | ".join(esc(c) for c in row) + " |\n"
         if self.notes:
-            lines.append("")
-            lines.extend(self.notes)
-        return "\n".join(lines) + "\n"
+            yield "\n"
+            for n in self.notes:
+                yield n + "\n"
 
-    def to_latex(self) -> str:
-        """A booktabs ``tabular`` (needs ``\\usepackage{booktabs}``); numbers right-aligned."""
-        numeric = [all(_is_number(r[i]) for r in self.rows) and self.rows for i in range(len(self.header))]
+    def latex_chunks(self) -> Iterator[str]:
+        """A booktabs ``tabular`` (needs ``\\usepackage{booktabs}``); numbers right-aligned. The
+        column alignment depends on every row, so the rows are held."""
+        rows = list(self.rows)
+        numeric = [all(_is_number(r[i]) for r in rows) and rows for i in range(len(self.header))]
         spec = "".join("r" if n else "l" for n in numeric)
         lines = []
         if self.title:
@@ -80,15 +96,37 @@ class Table:
         lines += [f"\\begin{{tabular}}{{{spec}}}", "\\toprule"]
         lines.append(" & ".join(latex_escape(h) for h in self.header) + " \\\\")
         lines.append("\\midrule")
-        lines.extend(" & ".join(latex_escape(c) for c in row) + " \\\\" for row in self.cells())
+        lines.extend(
+            " & ".join(latex_escape(c) for c in row) + " \\\\"
+            for row in ([_one_line(fmt_cell(c)) for c in r] for r in rows)
+        )
         lines += ["\\bottomrule", "\\end{tabular}"]
         lines.extend(f"% {latex_escape(n)}" for n in self.notes)
-        return "\n".join(lines) + "\n"
+        yield "\n".join(lines) + "\n"
+
+    def chunks(self, fmt: str) -> Iterator[str]:
+        """The rendering in ``fmt`` piece by piece."""
+        return {
+            "tsv": self.tsv_chunks,
+            "csv": self.csv_chunks,
+            "md": self.markdown_chunks,
+            "latex": self.latex_chunks,
+        }[check_format(fmt)]()
+
+    def to_tsv(self) -> str:
+        return "".join(self.tsv_chunks())
+
+    def to_csv(self) -> str:
+        return "".join(self.csv_chunks())
+
+    def to_markdown(self) -> str:
+        return "".join(self.markdown_chunks())
+
+    def to_latex(self) -> str:
+        return "".join(self.latex_chunks())
 
     def render(self, fmt: str) -> str:
-        return {"tsv": self.to_tsv, "csv": self.to_csv, "md": self.to_markdown, "latex": self.to_latex}[
-            check_format(fmt)
-        ]()
+        return "".join(self.chunks(fmt))
 
 
 def _is_number(value: Cell) -> bool:
@@ -121,9 +159,17 @@ def check_format(fmt: str, allowed: Sequence[str] = FORMATS) -> str:
     return fmt
 
 
-def render_tables(tables: Sequence[Table], fmt: str) -> str:
+def render_tables(tables: Iterable[Table], fmt: str) -> str:
     """Several tables in one output, separated by a blank line (CSV: only the first has a title)."""
-    return "\n".join(t.render(fmt) for t in tables)
+    return "".join(table_chunks(tables, fmt))
+
+
+def table_chunks(tables: Iterable[Table], fmt: str) -> Iterator[str]:
+    """:func:`render_tables` piece by piece, for tables (and rows) that come one at a time."""
+    for i, t in enumerate(tables):
+        if i:
+            yield "\n"
+        yield from t.chunks(fmt)
 
 
 def emit(text: str, output: Path | None) -> None:
@@ -131,3 +177,13 @@ def emit(text: str, output: Path | None) -> None:
     from rubric.data.files import STDIO, write_output
 
     write_output(STDIO if output is None else output, text)
+
+
+def emit_tables(tables: Iterable[Table], fmt: str, output: Path | None) -> None:
+    """Write tables to ``output`` (or stdout) as they are rendered: a report over a huge file
+    never holds its whole text."""
+    from rubric.data.files import STDIO, open_output
+
+    with open_output(STDIO if output is None else output) as f:
+        for chunk in table_chunks(tables, fmt):
+            f.write(chunk)

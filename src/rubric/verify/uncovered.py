@@ -7,6 +7,7 @@ does not ask about; reading it suggests the question or nugget to add.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 
 from rubric.verify.items import snippet
 from rubric.verify.matrix import GradeMatrix
@@ -14,20 +15,30 @@ from rubric.verify.table import Table
 
 
 def uncovered_table(matrix: GradeMatrix, min_judgment: int, min_grade: int, width: int = 200) -> Table:
-    """Passages with judgment >= ``min_judgment`` and best grade < ``min_grade``, per query."""
-    rows: list[list[str | int | float | None]] = []
-    relevant: Counter[str] = Counter()
-    for q, p in matrix.passages():
-        if p.judgment is None or p.judgment < min_judgment:
-            continue
-        relevant[q.query_id] += 1
-        best, item = p.best()
-        if best < min_grade:
-            rows.append([q.query_id, p.passage_id, p.judgment, best, item or "", snippet(p.text, width)])
-    n_rel = sum(relevant.values())
-    return Table(
+    """Passages with judgment >= ``min_judgment`` and best grade < ``min_grade``, per query.
+
+    Rows come one query at a time as the table is rendered; the note with the counts is added
+    when they are done.
+    """
+    table = Table(
         ["query_id", "passage_id", "judgment", "best_grade", "best_item", "passage"],
-        rows,
+        [],
         title=f"passages judged >= {min_judgment} with no item graded >= {min_grade}",
-        notes=[f"{len(rows)} of {n_rel} relevant passages uncovered in {len(relevant)} queries"],
     )
+
+    def rows() -> Iterator[list[str | int | float | None]]:
+        relevant: Counter[str] = Counter()
+        uncovered = 0
+        for q, p in matrix.passages():
+            if p.judgment is None or p.judgment < min_judgment:
+                continue
+            relevant[q.query_id] += 1
+            best, item = p.best()
+            if best < min_grade:
+                uncovered += 1
+                yield [q.query_id, p.passage_id, p.judgment, best, item or "", snippet(p.text, width)]
+        n_rel = sum(relevant.values())
+        table.notes.append(f"{uncovered} of {n_rel} relevant passages uncovered in {len(relevant)} queries")
+
+    table.rows = rows()
+    return table
