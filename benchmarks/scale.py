@@ -78,10 +78,16 @@ def synthesise(
                 for k in range(n_items)
             ]
             ids = [item_id(qid, t) for t in texts]
-            items = [{"query_id": qid, "question_id": i, "question_text": t} for i, t in zip(ids, texts)]
+            items = [
+                {"query_id": qid, "question_id": i, "question_text": t}
+                for i, t in zip(ids, texts, strict=True)
+            ]
             bank.write(json.dumps({"query_id": qid, "query_text": query_text, "items": items}) + "\n")
             new_text = texts[1] + " (rewritten)"
-            moved = [*items[2:], {"query_id": qid, "question_id": item_id(qid, new_text), "question_text": new_text}]
+            moved = [
+                *items[2:],
+                {"query_id": qid, "question_id": item_id(qid, new_text), "question_text": new_text},
+            ]
             edited.write(json.dumps({"query_id": qid, "query_text": query_text, "items": moved}) + "\n")
             n = min(per_query, left)
             left -= n
@@ -89,6 +95,7 @@ def synthesise(
             for pi in range(n):
                 pid = f"{qid}-{pi}"
                 grades = [rng.choice([0, 0, 0, 1, 2, 3, 4, 4, 5]) for _ in ids]
+                graded = list(zip(ids, grades, strict=True))
                 rankings = [
                     {"method": runs[(pi + k * 7) % n_runs], "paragraphId": pid, "queryId": qid,
                      "rank": pi // n_runs + 1 + k, "score": round(100.0 - pi / 10 - k, 3)}
@@ -108,19 +115,19 @@ def synthesise(
                         },
                         "exam_grades": [
                             {
-                                "correctAnswered": [i for i, g in zip(ids, grades) if g >= 4],
-                                "wrongAnswered": [i for i, g in zip(ids, grades) if g < 4],
-                                "answers": [[i, str(g)] for i, g in zip(ids, grades)],
+                                "correctAnswered": [i for i, g in zip(ids, grades, strict=True) if g >= 4],
+                                "wrongAnswered": [i for i, g in zip(ids, grades, strict=True) if g < 4],
+                                "answers": [[i, str(g)] for i, g in zip(ids, grades, strict=True)],
                                 "llm": LLM,
                                 "llm_options": {},
                                 "exam_ratio": sum(g >= 4 for g in grades) / len(grades),
                                 "prompt_info": {"prompt_class": RATING, "is_self_rated": True},
-                                "self_ratings": [{"question_id": i, "self_rating": g} for i, g in zip(ids, grades)],
+                                "self_ratings": [{"question_id": i, "self_rating": g} for i, g in graded],
                                 "prompt_type": "question",
                             },
                             {
-                                "correctAnswered": [i for i, g in zip(ids, grades) if g],
-                                "wrongAnswered": [i for i, g in zip(ids, grades) if not g],
+                                "correctAnswered": [i for i, g in zip(ids, grades, strict=True) if g],
+                                "wrongAnswered": [i for i, g in zip(ids, grades, strict=True) if not g],
                                 "answers": [[i, " ".join(rng.choice(WORDS) for _ in range(4))] for i in ids],
                                 "llm": LLM,
                                 "llm_options": {},
@@ -141,3 +148,129 @@ def synthesise(
               "actions": actions}  # fmt: skip
     files["review"].write_text(json.dumps(review))
     return files
+
+
+def commands(files: dict[str, Path], out: Path) -> dict[str, list[str]]:
+    """Every streaming command, with where it writes (``-o``; check prints to stdout)."""
+    g, bank = str(files["graded"]), str(files["bank"])
+    p = ["-p", RATING]
+    return {
+        "evaluate qrels": ["evaluate", "qrels", g, "--prompt-class", RATING, "-o", str(out / "rubric.qrels")],
+        "evaluate cover": ["evaluate", "cover", g, "--prompt-class", RATING, "--bank", bank, "-q", "-o", str(out / "cover.tsv")],
+        "verify grading": ["verify", "grading", g, "--rating-prompt", RATING, "--answer-prompt", ANSWER,
+                           "-o", str(out / "grading.tsv")],
+        "verify grid": ["verify", "grid", g, *p, "--bank", bank, "-o", str(out / "grid.tsv")],
+        "verify uncovered": ["verify", "uncovered", g, *p, "-j", "2", "-t", "4",
+                             "-o", str(out / "uncovered.tsv")],
+        "verify spurious": ["verify", "spurious", g, *p, "-j", "0", "-t", "4",
+                            "-o", str(out / "spurious.tsv")],
+        "verify agreement": ["verify", "agreement", g, *p, "-j", "2", "-o", str(out / "agreement.tsv")],
+        "verify impact": ["verify", "impact", g, *p, "-a", bank, "-b", str(files["edited"]),
+                          "-o", str(out / "impact.tsv")],
+        "verify html": ["verify", "html", g, *p, "--bank", bank, "-o", str(out / "review.html")],
+        "verify apply": ["verify", "apply", str(files["review"]), g, "-o", str(out / "reviewed.jsonl.gz")],
+        "convert check": ["convert", "check", g],
+    }  # fmt: skip
+
+
+def run_child(src: Path, args: list[str], stdout: Path) -> tuple[float, float]:
+    """Run ``python -m rubric ARGS`` with ``src`` on PYTHONPATH; (seconds, peak RSS in MB)."""
+    env = dict(os.environ, PYTHONPATH=str(src), OMP_NUM_THREADS="1")
+    start = time.perf_counter()
+    with open(stdout, "wb") as out, open(stdout.with_suffix(".err"), "wb") as err:
+        child = subprocess.Popen([sys.executable, "-m", "rubric", *args], stdout=out, stderr=err, env=env)
+        _, status, usage = os.wait4(child.pid, 0)
+    seconds = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"rubric {' '.join(args)} failed:\n{stdout.with_suffix('.err').read_text()[-2000:]}")
+    return seconds, usage.ru_maxrss / 1024  # Linux reports KiB
+
+
+def outputs(folder: Path) -> dict[str, bytes]:
+    return {f.name: f.read_bytes() for f in sorted(folder.iterdir()) if f.suffix != ".err"}
+
+
+def baseline_src(commit: str, into: Path) -> Path:
+    """The ``src`` folder of ``commit`` (``git archive``), to run today's reader path."""
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", commit, "src"], capture_output=True, check=True
+    )
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
+    return into / "src"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[20_000, 200_000])
+    ap.add_argument("--items", type=int, default=10)
+    ap.add_argument("--per-query", type=int, default=1000)
+    ap.add_argument(
+        "--baseline", default=BASELINE, help="commit whose CLI is the baseline (default %(default)s)"
+    )
+    ap.add_argument("--no-baseline", action="store_true", help="time only this checkout")
+    ap.add_argument("--only", nargs="*", help="only these commands (e.g. 'verify grid')")
+    ap.add_argument("--work", type=Path, help="keep the synthetic files here (reused when present)")
+    args = ap.parse_args()
+    print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} (1, 5, 15 min)")
+    with tempfile.TemporaryDirectory(prefix="rubric-scale-") as tmp:
+        work = args.work or Path(tmp)
+        versions = {"new": ROOT / "src"}
+        if not args.no_baseline:
+            (Path(tmp) / "baseline").mkdir()
+            versions["old"] = baseline_src(args.baseline, Path(tmp) / "baseline")
+        results: dict[tuple[str, str, int], tuple[float, float]] = {}
+        for size in args.sizes:
+            folder = work / f"{size}"
+            folder.mkdir(parents=True, exist_ok=True)
+            if not (folder / "review.json").exists():
+                t0 = time.perf_counter()
+                synthesise(folder, size, args.items, args.per_query)
+                print(f"synthesised {size} passages in {time.perf_counter() - t0:.0f} s", flush=True)
+            names = {"graded": "graded.jsonl.gz", "bank": "bank.jsonl.gz", "edited": "bank-edited.jsonl.gz"}
+            files = {k: folder / v for k, v in {**names, "review": "review.json"}.items()}
+            mb = files["graded"].stat().st_size / 2**20
+            print(f"{size} passages: graded.jsonl.gz {mb:.0f} MB", flush=True)
+            for name, version_src in versions.items():
+                out = folder / f"out-{name}"
+                out.mkdir(exist_ok=True)
+                for cmd, argv in commands(files, out).items():
+                    if args.only and cmd not in args.only:
+                        continue
+                    seconds, peak = run_child(version_src, argv, out / (cmd.replace(" ", "-") + ".stdout"))
+                    results[(cmd, name, size)] = (seconds, peak)
+                    print(f"  {name} {cmd:<17} {seconds:7.2f} s {peak:8.0f} MB", flush=True)
+            if "old" in versions:
+                new, old = outputs(folder / "out-new"), outputs(folder / "out-old")
+                differ = [f for f in new if f != "review.html" and new[f] != old.get(f)]
+                print(f"  outputs {'identical' if not differ else 'DIFFER: ' + ', '.join(differ)}"
+                      " (review.html differs by design: one block per query)")  # fmt: skip
+        report(results, args.sizes, list(versions))
+    print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} (1, 5, 15 min)")
+
+
+def report(results: dict, sizes: list[int], versions: list[str]) -> None:
+    """One row per command: seconds and peak RSS per size and version, the ratios the issue asks."""
+    small, large = min(sizes), max(sizes)
+    head = ["command"]
+    for v in versions:
+        head += [f"{v} s {s // 1000}k" for s in sizes] + [f"{v} MB {s // 1000}k" for s in sizes]
+    if len(sizes) > 1:
+        head.append(f"new MB {large // 1000}k/{small // 1000}k")
+    if "old" in versions:
+        head.append(f"new/old s {large // 1000}k")
+    print("\n| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for cmd in dict.fromkeys(c for c, _, _ in results):
+        row = [cmd]
+        for v in versions:
+            row += [f"{results[(cmd, v, s)][0]:.2f}" if (cmd, v, s) in results else "" for s in sizes]
+            row += [f"{results[(cmd, v, s)][1]:.0f}" if (cmd, v, s) in results else "" for s in sizes]
+        if len(sizes) > 1 and (cmd, "new", large) in results and (cmd, "new", small) in results:
+            row.append(f"{results[(cmd, 'new', large)][1] / results[(cmd, 'new', small)][1]:.2f}")
+        if "old" in versions and (cmd, "old", large) in results:
+            row.append(f"{results[(cmd, 'new', large)][0] / results[(cmd, 'old', large)][0]:.2f}")
+        print("| " + " | ".join(row) + " |")
+
+
+if __name__ == "__main__":
+    main()
