@@ -345,7 +345,7 @@ def _read_one(args: tuple[Path, str | None, frozenset[str] | None]) -> Run:
     return read_run(path, name=name, queries=queries)
 
 
-def _is_regular(path: Path) -> bool:
+def is_regular_file(path: Path) -> bool:
     """A file that a worker process can open by name (not ``-``, a pipe or ``<(...)``)."""
     try:
         return not is_stdio(path) and stat.S_ISREG(os.stat(path).st_mode)
@@ -353,7 +353,7 @@ def _is_regular(path: Path) -> bool:
         return True  # the worker reports the error with the file's name
 
 
-def _quiet_worker() -> None:
+def quiet_worker() -> None:
     """Ctrl-C is the parent's to handle: workers print no traceback of their own."""
     import signal
 
@@ -383,24 +383,29 @@ def read_runs(
     keep = frozenset(queries) if queries is not None else None
     jobs = [(p, run_name_from_file(p) if name_from == "file" else None, keep) for p in paths]
     # pipes and standard input are read here: they are open in this process only
-    streams = {i: _read_one(job) for i, job in enumerate(jobs) if not _is_regular(job[0])}
+    streams = {i: _read_one(job) for i, job in enumerate(jobs) if not is_regular_file(job[0])}
     files = [job for i, job in enumerate(jobs) if i not in streams]
     workers = min(workers or os.cpu_count() or 1, len(files))
     if workers > 1 and len(files) >= 4:
         from concurrent.futures import ProcessPoolExecutor
 
-        with ProcessPoolExecutor(max_workers=workers, initializer=_quiet_worker) as pool:
+        with ProcessPoolExecutor(max_workers=workers, initializer=quiet_worker) as pool:
             read = iter(pool.map(_read_one, files, chunksize=max(1, len(files) // (4 * workers))))
             runs = [streams[i] if i in streams else next(read) for i in range(len(jobs))]
     else:
         read = iter(map(_read_one, files))
         runs = [streams[i] if i in streams else next(read) for i in range(len(jobs))]
+    check_run_names([(run.name, run.path) for run in runs], name_from)
+    return runs
+
+
+def check_run_names(named: Iterable[tuple[str, Path | None]], name_from: str = "tag") -> None:
+    """Two runs with the same name are an error (every report keys runs by name)."""
     seen: dict[str, Path | None] = {}
-    for run in runs:
-        if run.name in seen:
+    for name, path in named:
+        if name in seen:
             raise UserError(
-                f"{run.path}: run name {run.name!r} is also the name of {seen[run.name]}"
+                f"{path}: run name {name!r} is also the name of {seen[name]}"
                 + (" (use --name-from file)" if name_from == "tag" else "")
             )
-        seen[run.name] = run.path
-    return runs
+        seen[name] = path

@@ -2,18 +2,31 @@
 function): many runs x many measures against one qrels, exactly as trec_eval 9.0.8 scores them.
 
 The qrels are handed to trec_eval once (one :class:`~rubric.evaluate.treceval.Evaluator` per
-relevance level) and every run is evaluated against them; runs are read in parallel and only
-their judged queries are kept. The result is a :class:`~rubric.evaluate.report.Report`.
+relevance level) and every run is evaluated against them; runs are read and scored in parallel
+worker processes, one at a time each, keeping only their judged queries and sending back only the
+per-query values, so memory does not grow with the number of runs. The result is a
+:class:`~rubric.evaluate.report.Report`.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rubric.data.query_selection import QuerySelection, absent_note
-from rubric.data.trec import Qrels, Run, RunScores, read_qrels, read_runs
+from rubric.data.trec import (
+    Qrels,
+    Run,
+    RunScores,
+    check_run_names,
+    is_regular_file,
+    read_qrels,
+    read_run,
+    read_runs,
+    run_name_from_file,
+)
 from rubric.evaluate.alpha_ndcg import max_qrels, read_item_qrels
 from rubric.evaluate.measures import Measure, parse_measures
 from rubric.evaluate.report import Report, Score
@@ -75,10 +88,75 @@ def evaluate(
     loaded = load_qrels(qrels)
     absent = chosen.check_present(loaded, where)
     qrels = chosen.restrict(loaded)
-    evaluator = Evaluator(qrels, ms, level=level, complete=complete, judged_only=judged_only, items=items)
-    results = [evaluator.evaluate(r.scores, r.name) for r in load_runs(runs, qrels.keys(), name_from)]
+    settings = (qrels, ms, level, complete, judged_only, items)
+    results = score_runs(settings, runs, name_from)
     notes = [absent_note(absent, where, "selected"), unranked_note(results, complete)]
     return Evaluation(results, [n for n in notes if n])
+
+
+EvaluatorSettings = tuple  # the arguments of Evaluator: qrels, measures, level, complete, judged_only, items
+
+_worker_evaluator: Evaluator | None = None
+
+
+def _start_worker(settings: EvaluatorSettings) -> None:
+    """A worker process builds its own trec_eval evaluator once (it cannot be pickled)."""
+    global _worker_evaluator
+    from rubric.data.trec import quiet_worker
+
+    quiet_worker()
+    _worker_evaluator = Evaluator(*settings)
+
+
+def _score_file(job: tuple[Path, str | None, frozenset[str]]) -> tuple[QueryValues, Path]:
+    path, name, queries = job
+    run = read_run(path, name=name, queries=queries)
+    assert _worker_evaluator is not None
+    return _worker_evaluator.evaluate(run.scores, run.name), run.path
+
+
+def score_runs(
+    settings: EvaluatorSettings, runs: RunsLike, name_from: str = "tag", workers: int | None = None
+) -> list[QueryValues]:
+    """Per-query values of every run, each run read and scored in turn and then dropped.
+
+    Memory holds one run per process, however many runs: run files are read and scored in a
+    pool of worker processes (one per core) that send back only the per-query values; runs
+    given as objects, standard input and pipes are scored here. Two runs of one name are an
+    error, as in :func:`~rubric.data.trec.read_runs`.
+    """
+    evaluator = Evaluator(*settings)  # checks the measures before any run is read
+    if isinstance(runs, Mapping):
+        return [evaluator.evaluate(scores, name) for name, scores in runs.items()]
+    queries = frozenset(settings[0])
+    items = list(runs)
+    found: dict[int, tuple[QueryValues, Path | None]] = {}
+    files: list[tuple[int, tuple[Path, str | None, frozenset[str]]]] = []
+    for i, r in enumerate(items):
+        if isinstance(r, Run):
+            found[i] = (evaluator.evaluate(r.scores, r.name), r.path)
+            continue
+        path = Path(r)
+        job = (path, run_name_from_file(path) if name_from == "file" else None, queries)
+        if is_regular_file(path):
+            files.append((i, job))
+        else:  # a pipe is open in this process only
+            run = read_run(*job[:2], queries=queries)
+            found[i] = (evaluator.evaluate(run.scores, run.name), run.path)
+    workers = min(workers or os.cpu_count() or 1, len(files))
+    if workers > 1 and len(files) >= 4:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(workers, initializer=_start_worker, initargs=(settings,)) as pool:
+            for (i, _), result in zip(files, pool.map(_score_file, [job for _, job in files]), strict=True):
+                found[i] = result
+    else:
+        for i, (path, name, keep) in files:
+            run = read_run(path, name=name, queries=keep)
+            found[i] = (evaluator.evaluate(run.scores, run.name), run.path)
+    results = [found[i] for i in range(len(items))]
+    check_run_names([(values.run, path) for values, path in results], name_from)
+    return [values for values, _ in results]
 
 
 def evaluate_runs(
