@@ -17,6 +17,10 @@ byte for byte. Note the machine's load (``uptime``): the machine may be shared.
 
     OMP_NUM_THREADS=1 nice python benchmarks/scale.py                  # 20k and 200k, both CLIs
     python benchmarks/scale.py --sizes 20000 --no-baseline             # quick look
+    python benchmarks/scale.py --leaderboard-runs 100                  # 100 runs x 301 x 1000
+
+The leaderboard mode reports the peak RSS of the largest process (the CLI or one of its workers;
+with W workers the total is at most W + 1 times that).
 """
 
 from __future__ import annotations
@@ -150,13 +154,54 @@ def synthesise(
     return files
 
 
+def synthesise_runs(
+    folder: Path, n_runs: int = 100, n_topics: int = 301, depth: int = 1000, seed: int = 7
+) -> None:
+    """``runs/`` (``n_runs`` TREC runs of ``depth`` passages for each of ``n_topics`` topics) and
+    ``qrels.txt`` (200 judged passages a topic, grades 0-3), seeded."""
+    rng = random.Random(seed)
+    (folder / "runs").mkdir(parents=True, exist_ok=True)
+    pool = {t: [f"d{t}-{k}" for k in range(2 * depth)] for t in range(n_topics)}
+    with open(folder / "qrels.txt", "w") as f:
+        for t, docs in pool.items():
+            f.writelines(f"{1000 + t} 0 {d} {rng.choice([0, 0, 1, 2, 3])}\n" for d in rng.sample(docs, 200))
+    for r in range(n_runs):
+        with open(folder / "runs" / f"run{r:03d}.txt", "w") as f:
+            for t, docs in pool.items():
+                picked = rng.sample(docs, depth)
+                f.writelines(
+                    f"{1000 + t} Q0 {d} {k + 1} {depth - k + rng.random():.6f} run{r:03d}\n"
+                    for k, d in enumerate(picked)
+                )
+
+
+def leaderboard_rows(work: Path, versions: dict[str, Path], n_runs: int) -> None:
+    """`evaluate leaderboard` over the synthetic runs with each version: seconds, peak RSS, output."""
+    folder = work / f"runs-{n_runs}"
+    if not (folder / "qrels.txt").exists():
+        t0 = time.perf_counter()
+        synthesise_runs(folder, n_runs)
+        print(f"synthesised {n_runs} runs x 301 topics x 1000 passages in {time.perf_counter() - t0:.0f} s")
+    argv = ["evaluate", "leaderboard", "--qrels", str(folder / "qrels.txt"), "--run", str(folder / "runs"),
+            "-m", "ndcg_cut.10", "-m", "map", "-m", "P.10", "-m", "recall.1000"]  # fmt: skip
+    found = {}
+    for name, src in versions.items():
+        out = folder / f"leaderboard-{name}.tsv"
+        seconds, peak = run_child(src, argv, out)
+        found[name] = out.read_bytes()
+        print(f"  {name} evaluate leaderboard {seconds:7.2f} s {peak:8.0f} MB (largest process)", flush=True)
+    if len(found) == 2:
+        print(f"  leaderboards {'identical' if found['new'] == found['old'] else 'DIFFER'}")
+
+
 def commands(files: dict[str, Path], out: Path) -> dict[str, list[str]]:
     """Every streaming command, with where it writes (``-o``; check prints to stdout)."""
     g, bank = str(files["graded"]), str(files["bank"])
     p = ["-p", RATING]
     return {
         "evaluate qrels": ["evaluate", "qrels", g, "--prompt-class", RATING, "-o", str(out / "rubric.qrels")],
-        "evaluate cover": ["evaluate", "cover", g, "--prompt-class", RATING, "--bank", bank, "-q", "-o", str(out / "cover.tsv")],
+        "evaluate cover": ["evaluate", "cover", g, "--prompt-class", RATING, "--bank", bank, "-q",
+                           "-o", str(out / "cover.tsv")],
         "verify grading": ["verify", "grading", g, "--rating-prompt", RATING, "--answer-prompt", ANSWER,
                            "-o", str(out / "grading.tsv")],
         "verify grid": ["verify", "grid", g, *p, "--bank", bank, "-o", str(out / "grid.tsv")],
@@ -210,6 +255,10 @@ def main() -> None:
     ap.add_argument("--no-baseline", action="store_true", help="time only this checkout")
     ap.add_argument("--only", nargs="*", help="only these commands (e.g. 'verify grid')")
     ap.add_argument("--work", type=Path, help="keep the synthetic files here (reused when present)")
+    ap.add_argument(
+        "--leaderboard-runs", type=int, default=0, metavar="N",
+        help="instead: `evaluate leaderboard` over N synthetic runs x 301 topics x 1000 passages",
+    )  # fmt: skip
     args = ap.parse_args()
     print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} (1, 5, 15 min)")
     with tempfile.TemporaryDirectory(prefix="rubric-scale-") as tmp:
@@ -218,6 +267,9 @@ def main() -> None:
         if not args.no_baseline:
             (Path(tmp) / "baseline").mkdir()
             versions["old"] = baseline_src(args.baseline, Path(tmp) / "baseline")
+        if args.leaderboard_runs:
+            leaderboard_rows(work, versions, args.leaderboard_runs)
+            return
         results: dict[tuple[str, str, int], tuple[float, float]] = {}
         for size in args.sizes:
             folder = work / f"{size}"

@@ -199,6 +199,14 @@ def _head(g: Any, direct: bool) -> tuple[GradeKind, bool | None]:
     return GradeKind(prompt_class, llm, DIRECT if direct else prompt_type or "question"), declared
 
 
+def _strings(values: list) -> None:
+    """Every value a ``str`` (``str.join`` checks in C what a Python loop would check slowly)."""
+    try:
+        "".join(values)
+    except TypeError:
+        raise _Unusual from None
+
+
 def _exam(g: Any) -> GradeRecord:
     kind, declared = _head(g, direct=False)
     ratings = g.get("self_ratings")
@@ -209,17 +217,20 @@ def _exam(g: Any) -> GradeRecord:
         for r in ratings:
             if type(r) is not dict:
                 raise _Unusual
-            question = _optional(r, "question_id", str)
-            nugget = _optional(r, "nugget_id", str)
-            grades[question if question is not None else (nugget or "")] = _required(r, "self_rating", int)
+            question = r.get("question_id")
+            nugget = r.get("nugget_id")
+            rating = r.get("self_rating")
+            if (
+                type(rating) is not int
+                or (question is not None and type(question) is not str)
+                or (nugget is not None and type(nugget) is not str)
+            ):
+                raise _Unusual
+            grades[question if question is not None else (nugget or "")] = rating
     correct = _list(g, "correctAnswered")
     wrong = _list(g, "wrongAnswered")
-    for item in correct:
-        if type(item) is not str:
-            raise _Unusual
-    for item in wrong:
-        if type(item) is not str:
-            raise _Unusual
+    _strings(correct)
+    _strings(wrong)
     answers = _list(g, "answers")
     for pair in answers:
         if not (type(pair) in (list, tuple) and len(pair) == 2 and type(pair[0]) is str):
