@@ -10,10 +10,12 @@ memory is bounded by one query has the same peak on both: the 200k/20k ratio of 
 test of "flat in the file size".
 
 Every command runs as a child process (``python -m rubric ...``); its peak RSS is the child's
-``ru_maxrss`` (``os.wait4``). The baseline is the CLI of ``--baseline`` (default: the commit
-before streaming, 0a3c0e0) extracted with ``git archive`` into a temporary folder and run with
-PYTHONPATH pointing there, on the same files in the same run; outputs of both must be equal
-byte for byte. Note the machine's load (``uptime``): the machine may be shared.
+``ru_maxrss`` (``os.wait4``); the files are made in another child, so that this process stays
+small (a child's peak counts the pages it had at ``fork``). The baseline is the CLI of
+``--baseline`` (default: the commit before streaming, 0a3c0e0) extracted with ``git archive``
+into a temporary folder and run with PYTHONPATH pointing there, on the same files in the same
+run; outputs of both must be equal byte for byte. Note the machine's load (``uptime``): the
+machine may be shared.
 
     OMP_NUM_THREADS=1 nice python benchmarks/scale.py                  # 20k and 200k, both CLIs
     python benchmarks/scale.py --sizes 20000 --no-baseline             # quick look
@@ -180,7 +182,7 @@ def leaderboard_rows(work: Path, versions: dict[str, Path], n_runs: int) -> None
     folder = work / f"runs-{n_runs}"
     if not (folder / "qrels.txt").exists():
         t0 = time.perf_counter()
-        synthesise_runs(folder, n_runs)
+        in_child(synthesise_runs, folder, n_runs)
         print(f"synthesised {n_runs} runs x 301 topics x 1000 passages in {time.perf_counter() - t0:.0f} s")
     argv = ["evaluate", "leaderboard", "--qrels", str(folder / "qrels.txt"), "--run", str(folder / "runs"),
             "-m", "ndcg_cut.10", "-m", "map", "-m", "P.10", "-m", "recall.1000"]  # fmt: skip
@@ -216,6 +218,22 @@ def commands(files: dict[str, Path], out: Path) -> dict[str, list[str]]:
         "verify apply": ["verify", "apply", str(files["review"]), g, "-o", str(out / "reviewed.jsonl.gz")],
         "convert check": ["convert", "check", g],
     }  # fmt: skip
+
+
+def in_child(fn, *args) -> None:
+    """Run ``fn(*args)`` in a child process, so that this process stays small.
+
+    A child's peak RSS (``ru_maxrss``) counts the pages it had at ``fork``, that is this
+    process's memory at that moment: a parent that had built a big file in memory would show
+    its own size as every command's peak.
+    """
+    from multiprocessing import get_context
+
+    child = get_context("fork").Process(target=fn, args=args)
+    child.start()
+    child.join()
+    if child.exitcode != 0:
+        raise SystemExit(f"{fn.__name__} failed")
 
 
 def run_child(src: Path, args: list[str], stdout: Path) -> tuple[float, float]:
@@ -276,7 +294,7 @@ def main() -> None:
             folder.mkdir(parents=True, exist_ok=True)
             if not (folder / "review.json").exists():
                 t0 = time.perf_counter()
-                synthesise(folder, size, args.items, args.per_query)
+                in_child(synthesise, folder, size, args.items, args.per_query)
                 print(f"synthesised {size} passages in {time.perf_counter() - t0:.0f} s", flush=True)
             names = {"graded": "graded.jsonl.gz", "bank": "bank.jsonl.gz", "edited": "bank-edited.jsonl.gz"}
             files = {k: folder / v for k, v in {**names, "review": "review.json"}.items()}

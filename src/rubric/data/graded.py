@@ -1,8 +1,7 @@
 """Graded passages files read for reports: one query at a time, only the fields reports use.
 
 A TREC RAG-size campaign (300k passages x 20 items) is a file of gigabytes; reports (qrels,
-Cover, every `rubric verify` report, `rubric convert check`) need a handful of fields of each
-passage. Here a line is parsed with :func:`json.loads` and the fields are read from the dicts into
+Cover, every `rubric verify` report) need a handful of fields of each passage. Here a line is parsed with :func:`json.loads` and the fields are read from the dicts into
 small records (:class:`QueryRecord`, :class:`PassageRecord`, :class:`GradeRecord`) without a
 pydantic model per passage, item and grade: several times faster, and memory is bounded by the
 largest query, not the file.
@@ -12,13 +11,14 @@ Validation: every field a record holds is checked to have the type the pydantic 
 as a string, ...) the passage is validated by :class:`~rubric.data.models.FullParagraphData`
 itself, so pydantic decides exactly as for the commands that rewrite the file: its error (with
 ``file:line`` and the field) or its coerced values. Fields no report reads (scores, options,
-unknown fields) are not checked here; ``rubric convert check --strict`` validates everything.
+unknown fields) are not checked here; ``rubric convert check`` and the commands that rewrite the
+file validate every field.
 
 Lines of one query: the format is one line per query, but the original workbench writes some
 files one line per passage. Adjacent lines of one query are merged as they stream by. A query
-whose lines are *not* adjacent is gathered in a second pass through a temporary sqlite file (on
-disk, so memory stays bounded), found by a first pass that reads only the query ids
-(:func:`scan_order`); either way the result is the file's queries in the order of their first
+whose lines are *not* adjacent is gathered in the second pass through a temporary sqlite file (on
+disk, so memory stays bounded), found by the first pass (a report's :func:`survey`, or
+:func:`scan_order`, which reads only the query ids); either way the result is the file's queries in the order of their first
 line, as :func:`rubric.data.jsonl.read_passages` always gave them. A passage twice in one query
 is an error naming both lines. ``-`` and pipes are copied to a temporary file first
 (:func:`~rubric.data.files.rereadable`): every reader here reads its input twice.
