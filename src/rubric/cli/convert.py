@@ -139,11 +139,10 @@ def check_command(
 
     Example: rubric convert check graded.jsonl.gz bank.jsonl.gz
     """
-    from collections import Counter
-
     from rubric.data.files import iter_lines, rereadable
+    from rubric.data.graded import ScatteredLines
     from rubric.data.jsonl import parse_json_line, read_bank, read_passages
-    from rubric.data.select import format_kinds, grade_kinds
+    from rubric.data.select import format_kinds
 
     for path in files:
         with rereadable(path) as copy:  # `-` and pipes are copied: the file is read more than once
@@ -159,17 +158,31 @@ def check_command(
                     f"{path}: test bank, {n_banks} queries/facets, {items} items ({', '.join(sorted(kinds))})"
                 )
                 continue
-            n_queries = n_passages = judged = 0
-            runs: set[str] = set()
-            kinds_found: Counter = Counter()
-            for q in read_passages(copy, path):
-                n_queries += 1
-                n_passages += len(q.paragraphs)
-                judged += sum(1 for p in q.paragraphs if p.paragraph_data.judgments)
-                runs.update(r.method for p in q.paragraphs for r in p.paragraph_data.rankings)
-                kinds_found.update(grade_kinds([q]))
+            try:
+                found = _passages_summary(read_passages(copy, path, scan=False))
+            except ScatteredLines:  # lines of a query apart: read again, gathering them
+                found = _passages_summary(read_passages(copy, path))
+        n_queries, n_passages, judged, runs, kinds_found = found
         typer.echo(
             f"{path}: passages file, {n_queries} queries, {n_passages} passages, "
             f"{judged} judged, {len(runs)} runs"
         )
         typer.echo(format_kinds(kinds_found))
+
+
+def _passages_summary(queries):
+    """Queries, passages, judged passages, runs and kinds of grades of a passages file."""
+    from collections import Counter
+
+    from rubric.data.select import grade_kinds
+
+    n_queries = n_passages = judged = 0
+    runs: set[str] = set()
+    kinds: Counter = Counter()
+    for q in queries:
+        n_queries += 1
+        n_passages += len(q.paragraphs)
+        judged += sum(1 for p in q.paragraphs if p.paragraph_data.judgments)
+        runs.update(r.method for p in q.paragraphs for r in p.paragraph_data.rankings)
+        kinds.update(grade_kinds([q]))
+    return n_queries, n_passages, judged, runs, kinds

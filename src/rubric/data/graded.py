@@ -1,10 +1,11 @@
 """Graded passages files read for reports: one query at a time, only the fields reports use.
 
 A TREC RAG-size campaign (300k passages x 20 items) is a file of gigabytes; reports (qrels,
-Cover, every `rubric verify` report) need a handful of fields of each passage. Here a line is parsed with :func:`json.loads` and the fields are read from the dicts into
-small records (:class:`QueryRecord`, :class:`PassageRecord`, :class:`GradeRecord`) without a
-pydantic model per passage, item and grade: several times faster, and memory is bounded by the
-largest query, not the file.
+Cover, every `rubric verify` report) need a handful of fields of each passage. Here a line is
+parsed with :func:`json.loads` and the fields are read from the dicts into small records
+(:class:`QueryRecord`, :class:`PassageRecord`, :class:`GradeRecord`) without a pydantic model
+per passage, item and grade: several times faster, and memory is bounded by the largest query,
+not the file.
 
 Validation: every field a record holds is checked to have the type the pydantic models of
 :mod:`rubric.data.models` give it. Where a value is anything else (missing, ``null``, a number
@@ -16,12 +17,13 @@ file validate every field.
 
 Lines of one query: the format is one line per query, but the original workbench writes some
 files one line per passage. Adjacent lines of one query are merged as they stream by. A query
-whose lines are *not* adjacent is gathered in the second pass through a temporary sqlite file (on
-disk, so memory stays bounded), found by the first pass (a report's :func:`survey`, or
-:func:`scan_order`, which reads only the query ids); either way the result is the file's queries in the order of their first
-line, as :func:`rubric.data.jsonl.read_passages` always gave them. A passage twice in one query
-is an error naming both lines. ``-`` and pipes are copied to a temporary file first
-(:func:`~rubric.data.files.rereadable`): every reader here reads its input twice.
+whose lines are *not* adjacent is gathered in the second pass through a temporary sqlite file
+(on disk, so memory stays bounded), found by the first pass (a report's :func:`survey`, or
+:func:`scan_order`, which reads only the query ids); either way the result is the file's queries
+in the order of their first line, as :func:`rubric.data.jsonl.read_passages` always gave them. A
+passage twice in one query is an error naming both lines. ``-`` and pipes are copied to a
+temporary file first (:func:`~rubric.data.files.rereadable`): these readers read their input
+twice.
 """
 
 from __future__ import annotations
@@ -394,28 +396,39 @@ def _gathered(
             db.close()
 
 
+class ScatteredLines(Exception):
+    """A query's lines are not adjacent, met by a reader that was given no :class:`QueryOrder`
+    (it reads the file once more with one, see :func:`query_lines`)."""
+
+
 def query_lines(
     path: PathLike,
-    order: QueryOrder,
+    order: QueryOrder | None,
     selected: QuerySelection | None = None,
     name: PathLike | None = None,
 ) -> Iterator[tuple[str, list[tuple[int, list]]]]:
     """``(query_id, [(line_no, passages), ...])`` per query in first-line order; lines of queries
-    not ``selected`` are skipped without parsing them where their id can be read from their start."""
+    not ``selected`` are skipped without parsing them where their id can be read from their start.
+
+    ``order`` is the first pass's (:func:`scan_order`, :func:`survey`); without one the file is
+    read once, and a query whose lines are not adjacent raises :class:`ScatteredLines`, for
+    callers that can start again with an order (nothing of theirs is out yet).
+    """
     shown = name if name is not None else path
     chosen = selected or QuerySelection()
     lines: Iterable[tuple[int, str]] = iter_lines(path, name)
-    if order.scattered:
+    if order is not None and order.scattered:
         lines = _gathered(lines, order.ids, shown)
     with relaxed_gc():
-        yield from _grouped(shown, lines, chosen)
+        yield from _grouped(shown, lines, chosen, strict=order is None)
 
 
 def _grouped(
-    shown: PathLike, lines: Iterable[tuple[int, str]], chosen: QuerySelection
+    shown: PathLike, lines: Iterable[tuple[int, str]], chosen: QuerySelection, strict: bool
 ) -> Iterator[tuple[str, list[tuple[int, list]]]]:
     current: str | None = None
     parts: list[tuple[int, list]] = []
+    done: set[str] = set()
     for line_no, line in lines:
         if not line.strip():
             continue
@@ -431,6 +444,10 @@ def _grouped(
         if qid != current:
             if current is not None:
                 yield current, parts
+                if strict:
+                    done.add(current)
+            if qid in done:
+                raise ScatteredLines(qid)
             current, parts = qid, []
         parts.append((line_no, obj[1]))
     if current is not None:
@@ -438,24 +455,30 @@ def _grouped(
 
 
 def unique_passages(
-    path: PathLike, query_id: str, parts: list[tuple[int, list]], build: Callable[[Any, int], Any]
+    path: PathLike, query_id: str, parts: list[tuple[int, list]], build: Callable[[list], list]
 ) -> Iterator[tuple[int, Any]]:
-    """``build(passage, index)`` of every passage of one query's lines, as ``(line_no, result)``;
-    a passage id twice is an error naming both lines, a bad passage one naming its line."""
+    """``build(passages)`` of each of one query's lines, item by item as ``(line_no, built)``; a
+    passage id twice is an error naming both lines, a bad passage (``build`` raises ValueError
+    ``paragraphs[i].field: ...``) one naming its line."""
     seen: dict[str, int] = {}
     for line_no, passages in parts:
-        for i, p in enumerate(passages):
-            try:
-                built = build(p, i)
-            except (TypeError, ValueError) as e:
-                raise UserError(f"{path}:{line_no}: {e}") from None
-            pid = built.paragraph_id
+        try:
+            built = build(passages)
+        except (TypeError, ValueError) as e:
+            raise UserError(f"{path}:{line_no}: {e}") from None
+        for b in built:
+            pid = b.paragraph_id
             first = seen.get(pid)
             if first is not None:
                 other = "the same line" if first == line_no else f"line {first}"
                 raise UserError(f"{path}:{line_no}: passage {pid} of query {query_id} is also on {other}")
             seen[pid] = line_no
-            yield line_no, built
+            yield line_no, b
+
+
+def passage_records(passages: list) -> list[PassageRecord]:
+    """The records of one line's passages."""
+    return [passage_record(p, i) for i, p in enumerate(passages)]
 
 
 # --- surveys and streams -----------------------------------------------------------------------
@@ -514,7 +537,7 @@ def stream_queries(
     """The selected queries as records, one at a time (second pass, after a survey or a scan)."""
     shown = name if name is not None else path
     for qid, parts in query_lines(path, order, selected, name):
-        yield QueryRecord(qid, [p for _, p in unique_passages(shown, qid, parts, passage_record)])
+        yield QueryRecord(qid, [p for _, p in unique_passages(shown, qid, parts, passage_records)])
 
 
 @dataclass

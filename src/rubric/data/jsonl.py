@@ -11,12 +11,13 @@ Writers follow the output rule of :mod:`rubric.data.files`.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from rubric.data.files import iter_lines, open_output, rereadable
 from rubric.data.models import FullParagraphData, QueryWithFullParagraphList, TestBank
@@ -95,26 +96,39 @@ def write_json_lines(path: str | Path, records: Iterable[Any]) -> int:
 # --- the passages interchange file -----------------------------------------------------------
 
 
-def _full_passage(p: Any, index: int) -> FullParagraphData:
+@functools.cache
+def _passages_adapter() -> TypeAdapter[list[FullParagraphData]]:
+    return TypeAdapter(list[FullParagraphData])
+
+
+def full_passages(passages: list) -> list[FullParagraphData]:
+    """Every passage of one line validated (one pydantic call for the line, not one per passage);
+    the first error reads ``paragraphs[3].paragraph_id: Field required``."""
     try:
-        return FullParagraphData.model_validate(p)
+        return _passages_adapter().validate_python(passages)
     except ValidationError as e:
-        raise ValueError(describe_validation_error(e, prefix=f"paragraphs[{index}]")) from None
+        raise ValueError(describe_validation_error(e, prefix="paragraphs")) from None
 
 
-def read_passages(path: str | Path, name: str | Path | None = None) -> Iterator[QueryWithFullParagraphList]:
+def read_passages(
+    path: str | Path, name: str | Path | None = None, *, scan: bool = True
+) -> Iterator[QueryWithFullParagraphList]:
     """The queries of a passages file, one at a time, fully validated; lines of one query are
     merged (see :mod:`rubric.data.graded`: adjacent lines as they stream, scattered ones gathered
     on disk). Memory holds one query. ``-`` and pipes are copied to a temporary file first, since
     the file is read twice (the query ids, then the queries). Messages name ``name`` if given.
+
+    ``scan=False`` reads the file once, without the first pass: a query whose lines are not
+    adjacent then raises :class:`~rubric.data.graded.ScatteredLines`, and a caller that can start
+    over (nothing written yet, or written atomically) reads it again with ``scan=True``.
     """
     from rubric.data.graded import query_lines, scan_order, unique_passages
 
     shown = path if name is None else name
     with rereadable(path) as copy:
-        order = scan_order(copy, shown)
+        order = scan_order(copy, shown) if scan else None
         for qid, parts in query_lines(copy, order, name=shown):
-            passages = [p for _, p in unique_passages(shown, qid, parts, _full_passage)]
+            passages = [p for _, p in unique_passages(shown, qid, parts, full_passages)]
             yield QueryWithFullParagraphList(queryId=qid, paragraphs=passages)
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rubric.bank.edit import EditReport, apply_edits
+from rubric.data.graded import ScatteredLines
 from rubric.data.jsonl import read_passages, write_passages
 from rubric.data.models import (
     ExamGrades,
@@ -137,7 +138,16 @@ def apply_reviews(graded: str | Path, reviews: ReviewSet, output: str | Path) ->
 
     Every action must name a query, passage and item of ``graded`` (else a :class:`UserError`
     naming the action, and no output); conflicts between reviewers are collected, not errors.
+    The file is read once; one whose query lines are scattered is read again with its query
+    order (the output of the first attempt is dropped unwritten).
     """
+    try:
+        return _apply_reviews(graded, reviews, output, scan=False)
+    except ScatteredLines:
+        return _apply_reviews(graded, reviews, output, scan=True)
+
+
+def _apply_reviews(graded: str | Path, reviews: ReviewSet, output: str | Path, scan: bool) -> ApplyReport:
     report = ApplyReport()
     reviewers = set(reviews.reviewers)
     pending: dict[str, list[tuple[Cell, CellDecision]]] = {}
@@ -152,7 +162,7 @@ def apply_reviews(graded: str | Path, reviews: ReviewSet, output: str | Path) ->
 
     def queries() -> Iterator[QueryWithFullParagraphList]:
         seen: set[str] = set()
-        for q in read_passages(graded):
+        for q in read_passages(graded, scan=scan):
             seen.add(q.queryId)
             yield _apply_query(q, pending.get(q.queryId, []))
         missing = [(d.origin.index, d) for qid, ds in pending.items() if qid not in seen for _, d in ds]
