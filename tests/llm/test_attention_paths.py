@@ -136,6 +136,23 @@ def test_fused_encoder_logits_match_eager_on_padded_and_packed_batches(tmp_path,
     assert (via_broken - eager).abs().max().item() > 1e-2 * scale  # attention across prompts shows
 
 
+@pytest.mark.slow
+def test_flex_kernel_compiled_alone_as_on_cuda(t5_dir):
+    """The CUDA default compiles the flex kernel alone; new prompt layouts reuse its graph."""
+    from transformers import AutoModelForSeq2SeqLM
+
+    net = AutoModelForSeq2SeqLM.from_pretrained(t5_dir).eval()
+    reference, compiled = FusedT5Encoder(net, "flex"), FusedT5Encoder(net, "flex", compile_kernel=True)
+    rng = random.Random(4)
+    with torch.inference_mode():
+        for _ in range(3):
+            lengths = [rng.randint(5, 200) for _ in range(6)]
+            row = pack_row([[rng.randint(3, 90) for _ in range(n)] for n in lengths], 1024, 0)
+            real = slice(0, sum(lengths))
+            torch.testing.assert_close(compiled.packed(row)[0, real], reference.packed(row)[0, real])
+    assert compiled.log.graphs == 1 and compiled.log.seconds > 0
+
+
 # -- packing -------------------------------------------------------------------------------------
 def test_packed_rows_hold_every_prompt_once_with_little_padding():
     rng = random.Random(2)

@@ -75,7 +75,7 @@ class HFSeq2Seq(GenerativeHF):
 
     def kernel_summary(self) -> str:
         line = super().kernel_summary()
-        if self.encoder is not None and self.encoder.compiled:
+        if self.encoder is not None and self.encoder.log.graphs:
             log = self.encoder.log
             line += f"; compile warm-up {log.seconds:.1f} s ({log.graphs} graphs)"
         return line
