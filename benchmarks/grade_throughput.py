@@ -14,6 +14,10 @@ flex           ``--attention flex``: FlexAttention on packed rows (bias in the k
                without compile this is PyTorch's unfused reference, slow, so not a CPU default);
 flex+compile   ``--attention flex --compile``; also ``sdpa+compile`` on request (``--paths``).
 
+``--model gpt2`` times a causal model instead (GPT-2 small or large shape): ``today`` is
+transformers' SDPA on left-padded batches, ``eager`` and ``sdpa`` add the shared prompt head
+(computed once per batch); there is no original way for causal models.
+
 Each path runs once untimed ("first run": allocation, kernel choice, compilation; ``warm-up`` is
 its extra time over the best timed run), then ``--repeats`` timed runs as the grader calls it
 (``token_lengths`` for context fitting, then ``rate``); the best is reported, with peak GPU
@@ -56,8 +60,13 @@ SHAPES = {  # FLAN-T5 sizes: d_model, layers, heads, d_kv, d_ff, vocab
     "small": dict(d_model=512, layers=8, heads=6, d_kv=64, d_ff=1024, vocab_size=32128),
     "large": dict(d_model=1024, layers=24, heads=16, d_kv=64, d_ff=2816, vocab_size=32128),
 }
-PATHS = {  # row name -> backend options (``today`` is built from eager, see today_backend)
-    "today": dict(attention="eager"),
+GPT2_SHAPES = {  # GPT-2 sizes: d_model, layers, heads, positions, vocab
+    "small": dict(n_embd=768, n_layer=12, n_head=12, n_positions=1024, vocab_size=50257),
+    "large": dict(n_embd=1280, n_layer=36, n_head=20, n_positions=1024, vocab_size=50257),
+}
+BACKENDS = {"t5": "hf-seq2seq", "gpt2": "hf-causal"}
+PATHS = {  # row name -> backend options (``today``: see make)
+    "today": {},
     "eager": dict(attention="eager"),
     "sdpa": dict(attention="sdpa"),
     "flex": dict(attention="flex"),
@@ -65,8 +74,10 @@ PATHS = {  # row name -> backend options (``today`` is built from eager, see tod
     "sdpa+compile": dict(attention="sdpa", compile=True),
 }
 DEFAULT_PATHS = {
-    "cpu": "today,eager,sdpa,flex+compile",
-    "cuda": "today,eager,sdpa,flex,flex+compile",
+    ("t5", "cpu"): "today,eager,sdpa,flex+compile",
+    ("t5", "cuda"): "today,eager,sdpa,flex,flex+compile",
+    ("gpt2", "cpu"): "today,eager,sdpa",
+    ("gpt2", "cuda"): "today,eager,sdpa",
 }
 
 
@@ -118,14 +129,28 @@ def original_way(backend, per_passage: list[list[str]], beams: int) -> tuple[lis
     return answers, time.perf_counter() - start
 
 
-def today_backend(folder: Path, common: dict):
-    """The backend before the attention paths: transformers' T5, its default SDPA attention."""
+def build_model(model: str, folder: Path, shape: str, seed: int) -> None:
+    tm = tiny_models()
+    if model == "t5":
+        tm.build_t5(folder, grader_like=True, seed=seed, **SHAPES[shape])
+    else:
+        tm.build_gpt2(folder, grader_like=True, seed=seed, **GPT2_SHAPES[shape])
+
+
+def make(model: str, folder: Path, common: dict, name: str, **options):
+    """The backend of row ``name``; ``today`` is the backend as it was before the attention paths:
+    transformers' T5 with its default SDPA attention, or a causal model without shared heads."""
     from rubric.llm.hf_common import use_attention
     from rubric.llm.registry import make_backend
 
-    backend = make_backend("hf-seq2seq", str(folder), **common, attention="eager")
-    use_attention(backend.net, "sdpa")
-    backend.attention = "transformers sdpa"
+    if name == "today":
+        options = dict(options, attention="eager" if model == "t5" else "sdpa")
+    backend = make_backend(BACKENDS[model], str(folder), **common, **options)
+    if name == "today" and model == "t5":
+        use_attention(backend.net, "sdpa")
+        backend.attention = "transformers sdpa"
+    if name in ("today", "reference") and model == "gpt2":
+        backend.share_heads = False
     return backend
 
 
@@ -157,17 +182,13 @@ class Row:
     fp32: bool = True
 
 
-def run_path(name: str, folder: Path, common: dict, prompts: list[str], choices, repeats: int) -> Row:
+def run_path(
+    model: str, name: str, folder: Path, common: dict, prompts: list[str], choices, repeats: int
+) -> Row:
     import torch
 
-    from rubric.llm.registry import make_backend
-
     cuda = common["device"].startswith("cuda")
-    backend = (
-        today_backend(folder, common)
-        if name == "today"
-        else make_backend("hf-seq2seq", str(folder), **common, **PATHS[name])
-    )
+    backend = make(model, folder, common, name, **PATHS[name])
     row = Row(name, backend.attention, fp32=backend.torch_dtype == torch.float32)
     row.ratings, row.first = grade_like_the_grader(backend, prompts, choices)
     if cuda:
@@ -216,6 +237,7 @@ def flips(row: Row, reference: list, ref_ratings: list) -> tuple[int, list[float
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", choices=sorted(BACKENDS), default="t5", help="model family (random weights)")
     ap.add_argument("--shape", choices=sorted(SHAPES), default="small")
     ap.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
     ap.add_argument("--passages", type=int, default=8)
@@ -233,26 +255,25 @@ def main() -> None:
     from rubric.grading.parse import get_parser
     from rubric.llm.hf_common import device_type
     from rubric.llm.hf_seq2seq import default_attention
-    from rubric.llm.registry import make_backend
 
-    paths = (args.paths or DEFAULT_PATHS[device_type(args.device)]).split(",")
+    paths = (args.paths or DEFAULT_PATHS[args.model, device_type(args.device)]).split(",")
     unknown = [p for p in paths if p not in PATHS]
     if unknown:
         ap.error(f"--paths: unknown {', '.join(unknown)}; known: {', '.join(PATHS)}")
-    tm = tiny_models()
     folder = Path(tempfile.mkdtemp(prefix="grade-bench-"))
-    tm.build_t5(folder, grader_like=True, seed=args.seed, **SHAPES[args.shape])
+    build_model(args.model, folder, args.shape, args.seed)
     common = dict(device=args.device, batch_size=args.batch_size, max_new_tokens=20)
-    per_passage = make_prompts(list(tm.WORDS), args.passages, args.questions, args.seed)
+    per_passage = make_prompts(list(tiny_models().WORDS), args.passages, args.questions, args.seed)
     flat = [p for ps in per_passage for p in ps]
     n = len(flat)
     parser = get_parser("self_rating")
 
     # the reference: greedy generation to the end, eager attention, fp32
-    ref = make_backend("hf-seq2seq", str(folder), **common, attention="eager", dtype="float32")
+    ref = make(args.model, folder, common, "reference", attention="eager", dtype="float32")
     gpu = torch.cuda.get_device_name(ref.device) if ref.device.startswith("cuda") else "none"
+    family = "FLAN-T5" if args.model == "t5" else "GPT-2"
     print(
-        f"model: random FLAN-T5-{args.shape} shape; device {ref.device} (GPU: {gpu}); "
+        f"model: random {family}-{args.shape} shape; device {ref.device} (GPU: {gpu}); "
         f"torch {torch.__version__}, {torch.get_num_threads()} threads; batch size {ref.settings.batch_size}"
     )
     mean = sum(ref.token_lengths(flat)) / n
@@ -269,14 +290,14 @@ def main() -> None:
     subset = per_passage[: args.original_passages]
     m = sum(len(ps) for ps in subset)
     original = []
-    for beams in ([] if args.skip_beam else [5]) + [1]:
+    for beams in ([] if args.skip_beam else [5]) + [1] if args.model == "t5" else []:
         answers, seconds = original_way(ref, subset, beams=beams)
         same = sum(parser.parse(a) == g for a, g in zip(answers, reference, strict=False))
         original.append((f"original way, {'beam 5' if beams > 1 else 'greedy'}", m / seconds, same, m))
     del ref
     gc.collect()
 
-    rows = [run_path(p, folder, common, flat, parser.choices, args.repeats) for p in paths]
+    rows = [run_path(args.model, p, folder, common, flat, parser.choices, args.repeats) for p in paths]
     for row in rows:
         row.grades = [parser.parse(r.answer) for r in row.ratings]
 
@@ -302,7 +323,7 @@ def main() -> None:
             print(f"{'':<34} compile: {row.compile_note}")
 
     by_name = {r.name: r for r in rows}
-    auto = default_attention(args.device)
+    auto = default_attention(args.device) if args.model == "t5" else "sdpa"
     default_row = by_name.get(auto)
     if default_row and "today" in by_name:
         ratio = by_name["today"].seconds / default_row.seconds
