@@ -19,9 +19,11 @@ transformers' SDPA on left-padded batches, ``eager`` and ``sdpa`` add the shared
 (computed once per batch); there is no original way for causal models.
 
 Each path runs once untimed ("first run": allocation, kernel choice, compilation; ``warm-up`` is
-its extra time over the best timed run), then ``--repeats`` timed runs as the grader calls it
-(``token_lengths`` for context fitting, then ``rate``); the best is reported, with peak GPU
-memory and the padding share of the model's input slots.
+its extra time over the best timed run), then ``--repeats`` rounds of timed runs, the paths taken
+in turn, as the grader calls them (``token_lengths`` for context fitting, then ``rate``); the best
+run is reported, with peak GPU memory (the path's weights plus its run's peak) and the padding
+share of the model's input slots. All paths' models stay loaded (a large-shape copy is ~1.6 GiB
+in bf16).
 
 Exactness: the reference is greedy generation to the end with eager attention in fp32 (its
 fast rating must give the same answers, checked). Every path's grades are compared with it; a
@@ -154,18 +156,30 @@ def make(model: str, folder: Path, common: dict, name: str, **options):
     return backend
 
 
-def grade_like_the_grader(backend, prompts: list[str], choices) -> tuple[list, float]:
-    """(ratings, seconds): fitting's token count, then rating, as the grader calls them."""
+def grade_like_the_grader(backend, prompts: list[str], choices) -> tuple[list, float, float]:
+    """(ratings, seconds, GiB): fitting's token count, then rating, as the grader calls them; on
+    CUDA the path's peak memory (its weights plus the run's peak above what was allocated before)."""
+    import torch
+
     from rubric.llm.packing import PaddingTally
 
     backend._ids = {}  # nothing remembered from an earlier run
     backend.padding = PaddingTally()
-    synchronize(backend.device)
+    cuda = str(backend.device).startswith("cuda")
+    if cuda:
+        torch.cuda.synchronize()
+        before = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
     start = time.perf_counter()
     backend.token_lengths(prompts)
     ratings = backend.rate(prompts, choices)
     synchronize(backend.device)
-    return ratings, time.perf_counter() - start
+    seconds = time.perf_counter() - start
+    memory = 0.0
+    if cuda:
+        weights = sum(p.numel() * p.element_size() for p in backend.net.parameters())
+        memory = (weights + torch.cuda.max_memory_allocated() - before) / 2**30
+    return ratings, seconds, memory
 
 
 @dataclass
@@ -182,32 +196,36 @@ class Row:
     fp32: bool = True
 
 
-def run_path(
-    model: str, name: str, folder: Path, common: dict, prompts: list[str], choices, repeats: int
-) -> Row:
+def run_paths(
+    model: str, names: list[str], folder: Path, common: dict, prompts: list[str], choices, repeats: int
+) -> list[Row]:
+    """Every path once untimed (its first run), then ``repeats`` rounds taking the paths in turn,
+    so that a change in the machine's load hits all paths alike; the best run of each counts."""
     import torch
 
     cuda = common["device"].startswith("cuda")
-    backend = make(model, folder, common, name, **PATHS[name])
-    row = Row(name, backend.attention, fp32=backend.torch_dtype == torch.float32)
-    row.ratings, row.first = grade_like_the_grader(backend, prompts, choices)
-    if cuda:
-        torch.cuda.reset_peak_memory_stats()
+    backends = [make(model, folder, common, name, **PATHS[name]) for name in names]
+    rows = [
+        Row(n, b.attention, fp32=b.torch_dtype == torch.float32) for n, b in zip(names, backends, strict=True)
+    ]
+    for row, backend in zip(rows, backends, strict=True):
+        row.ratings, row.first, _ = grade_like_the_grader(backend, prompts, choices)
     for _ in range(repeats):
-        ratings, seconds = grade_like_the_grader(backend, prompts, choices)
-        row.seconds = min(row.seconds, seconds)
-        assert [r.answer for r in ratings] == [r.answer for r in row.ratings]  # same path, same answers
-    row.padding = backend.padding.ratio
-    if cuda:
-        row.memory = torch.cuda.max_memory_allocated() / 2**30
-    encoder = getattr(backend, "encoder", None)
-    if encoder is not None and encoder.log.graphs:
-        row.compile_note = f"{encoder.log.graphs} graphs, {encoder.log.seconds:.1f} s compiling"
-    del backend
+        for row, backend in zip(rows, backends, strict=True):
+            ratings, seconds, memory = grade_like_the_grader(backend, prompts, choices)
+            row.seconds = min(row.seconds, seconds)
+            row.memory = max(row.memory, memory)
+            assert [r.answer for r in ratings] == [r.answer for r in row.ratings]  # same path, same answers
+    for row, backend in zip(rows, backends, strict=True):
+        row.padding = backend.padding.ratio
+        encoder = getattr(backend, "encoder", None)
+        if encoder is not None and encoder.log.graphs:
+            row.compile_note = f"{encoder.log.graphs} graphs, {encoder.log.seconds:.1f} s compiling"
+    del backends
     gc.collect()
     if cuda:
         torch.cuda.empty_cache()
-    return row
+    return rows
 
 
 def table_line(name: str, *cells: str) -> None:
@@ -244,6 +262,9 @@ def main() -> None:
     ap.add_argument("--questions", type=int, default=10)
     ap.add_argument("--original-passages", type=int, default=20, help="passages timed the original way")
     ap.add_argument("--batch-size", type=int, default=0, help="0 = the backend's auto choice")
+    ap.add_argument(
+        "--dtype", default="auto", help="of the timed paths (auto: bfloat16 on GPU, float32 on CPU)"
+    )
     ap.add_argument("--paths", default="", help=f"comma-separated rows from {', '.join(PATHS)}")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--repeats", type=int, default=2, help="timed runs per path after the first")
@@ -262,14 +283,14 @@ def main() -> None:
         ap.error(f"--paths: unknown {', '.join(unknown)}; known: {', '.join(PATHS)}")
     folder = Path(tempfile.mkdtemp(prefix="grade-bench-"))
     build_model(args.model, folder, args.shape, args.seed)
-    common = dict(device=args.device, batch_size=args.batch_size, max_new_tokens=20)
+    common = dict(device=args.device, batch_size=args.batch_size, max_new_tokens=20, dtype=args.dtype)
     per_passage = make_prompts(list(tiny_models().WORDS), args.passages, args.questions, args.seed)
     flat = [p for ps in per_passage for p in ps]
     n = len(flat)
     parser = get_parser("self_rating")
 
     # the reference: greedy generation to the end, eager attention, fp32
-    ref = make(args.model, folder, common, "reference", attention="eager", dtype="float32")
+    ref = make(args.model, folder, dict(common, dtype="float32"), "reference", attention="eager")
     gpu = torch.cuda.get_device_name(ref.device) if ref.device.startswith("cuda") else "none"
     family = "FLAN-T5" if args.model == "t5" else "GPT-2"
     print(
@@ -290,14 +311,14 @@ def main() -> None:
     subset = per_passage[: args.original_passages]
     m = sum(len(ps) for ps in subset)
     original = []
-    for beams in ([] if args.skip_beam else [5]) + [1] if args.model == "t5" else []:
+    for beams in ([] if args.skip_beam else [5]) + [1] if args.model == "t5" and m else []:
         answers, seconds = original_way(ref, subset, beams=beams)
         same = sum(parser.parse(a) == g for a, g in zip(answers, reference, strict=False))
         original.append((f"original way, {'beam 5' if beams > 1 else 'greedy'}", m / seconds, same, m))
     del ref
     gc.collect()
 
-    rows = [run_path(args.model, p, folder, common, flat, parser.choices, args.repeats) for p in paths]
+    rows = run_paths(args.model, paths, folder, common, flat, parser.choices, args.repeats)
     for row in rows:
         row.grades = [parser.parse(r.answer) for r in row.ratings]
 
