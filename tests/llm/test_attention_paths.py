@@ -19,7 +19,13 @@ from rubric.llm.hf_seq2seq import default_attention
 from rubric.llm.packing import BLOCK, PaddingTally, pack_groups, pack_row, row_capacity, row_width, unpack
 from rubric.llm.registry import make_backend
 from rubric.llm.shared_head import common_head, head_layout
-from rubric.llm.t5_attention import FusedT5Encoder, document_block_mask, relative_bias_table, relative_index
+from rubric.llm.t5_attention import (
+    FusedT5Encoder,
+    document_block_mask,
+    relative_bias_table,
+    relative_index,
+    supports_fused,
+)
 
 PAIRS = 2000
 HEAD = (  # 20 words: a prompt class's instructions, shared by every prompt that starts with it
@@ -134,6 +140,26 @@ def test_fused_encoder_logits_match_eager_on_padded_and_packed_batches(tmp_path,
     torch.testing.assert_close(via_sdpa, eager, rtol=1e-5, atol=1e-5 * scale)
     torch.testing.assert_close(via_flex, eager, rtol=1e-5, atol=1e-5 * scale)
     assert (via_broken - eager).abs().max().item() > 1e-2 * scale  # attention across prompts shows
+
+
+def test_fused_encoder_runs_mt5_and_refuses_other_models():
+    from transformers import BartConfig, BartForConditionalGeneration, MT5Config, MT5ForConditionalGeneration
+
+    torch.manual_seed(0)
+    cfg = MT5Config(vocab_size=100, d_model=32, d_kv=16, d_ff=64, num_layers=2, num_heads=2)
+    net = MT5ForConditionalGeneration(cfg).eval()
+    net.set_attn_implementation("eager")
+    ids = torch.randint(3, 100, (3, 200))
+    mask = torch.ones_like(ids)
+    mask[1, 150:] = 0
+    with torch.inference_mode():
+        eager = net.encoder(input_ids=ids, attention_mask=mask).last_hidden_state
+        fused = FusedT5Encoder(net, "sdpa").padded(ids, mask)
+    torch.testing.assert_close(fused[mask.bool()], eager[mask.bool()], rtol=1e-5, atol=1e-5)
+    bart = BartForConditionalGeneration(
+        BartConfig(vocab_size=100, d_model=16, encoder_layers=1, decoder_layers=1)
+    )
+    assert supports_fused(net) and not supports_fused(bart)
 
 
 @pytest.mark.slow

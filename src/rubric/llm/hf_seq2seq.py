@@ -27,10 +27,11 @@ from rubric.llm.t5_attention import FusedT5Encoder, supports_fused
 def default_attention(device: str) -> str:
     """``auto`` for a T5 encoder: the fastest path whose grades equal eager's on the device.
 
-    CPU: ``sdpa`` (measured here, FLAN-T5-small shape, 1 thread: fused SDPA 4.6 prompts/s,
-    transformers' SDPA 4.2, eager 3.9, compiled flex 3.3; FlexAttention's CPU kernel does not
-    pay). CUDA: ``flex`` when Triton is there to compile its kernel (bias inside the kernel,
-    packed rows without padding), else ``sdpa``.
+    CPU: ``sdpa``, measured (FLAN-T5-small shape, 1 thread, fp32): 1.04-1.10x transformers'
+    SDPA T5 end to end, no warm-up; flex needs compiling on CPU (uncompiled it is PyTorch's
+    reference implementation, ~10x slower) and its compile takes a minute. CUDA: ``flex`` when
+    Triton is there to compile its kernel (bias inside the kernel, packed rows without padding;
+    not yet measured on a GPU), else ``sdpa``.
     """
     if device_type(device) == "cuda" and importlib.util.find_spec("triton") is not None:
         return "flex"

@@ -19,10 +19,6 @@ from typing import Any
 BLOCK = 128  # FlexAttention's default sparse block size; packed widths are multiples of it
 
 
-def round_up(n: int, multiple: int) -> int:
-    return -(-n // multiple) * multiple
-
-
 def row_width(tokens: int) -> int:
     """The width of a packed row holding ``tokens``: a power of two of :data:`BLOCK` s.
 
