@@ -238,6 +238,26 @@ def test_compiled_path_grades_like_eager_on_2000_pairs(attention, grader_t5, t5_
     assert f"compile warm-up {log.seconds:.1f} s ({log.graphs} graphs)" in backend.kernel_summary()
 
 
+def test_auto_falls_back_to_sdpa_when_flex_fails(monkeypatch, capsys, grader_t5, t5_pairs, eager_grades):
+    """A GPU without a working Triton: ``auto`` picked flex, its kernel fails, sdpa takes over."""
+    import rubric.llm.hf_seq2seq as seq2seq
+
+    def no_kernel(self, row):
+        raise RuntimeError("triton: no kernel for this GPU\nsecond line")
+
+    monkeypatch.setattr(seq2seq, "default_attention", lambda device: "flex")
+    monkeypatch.setattr(FusedT5Encoder, "packed", no_kernel)
+    backend = make_backend("hf-seq2seq", str(grader_t5), max_new_tokens=6, batch_size=16)
+    assert backend.attention == "flex"
+    assert grades(backend, t5_pairs[:300])[0] == eager_grades[0][:300]
+    assert backend.attention == "sdpa (flex failed)" and backend.encoder.kernel == "sdpa"
+    err = capsys.readouterr().err
+    assert err.count("rubric: warning: FlexAttention failed (triton: no kernel for this GPU); going on") == 1
+    explicit = make_backend("hf-seq2seq", str(grader_t5), max_new_tokens=6, batch_size=16, attention="flex")
+    with pytest.raises(RuntimeError, match="triton: no kernel"):
+        grades(explicit, t5_pairs[:20])
+
+
 def test_a_wrong_bias_changes_the_grades(grader_t5, t5_pairs, eager_grades):
     """The negative control: the same path with T5's position bias left out grades differently."""
     backend = make_backend("hf-seq2seq", str(grader_t5), max_new_tokens=6, batch_size=16, attention="sdpa")

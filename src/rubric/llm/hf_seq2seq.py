@@ -15,6 +15,7 @@ so every generation setting (logits processors, beams, stopping) applies unchang
 from __future__ import annotations
 
 import importlib.util
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -31,7 +32,8 @@ def default_attention(device: str) -> str:
     SDPA T5 end to end, no warm-up; flex needs compiling on CPU (uncompiled it is PyTorch's
     reference implementation, ~10x slower) and its compile takes a minute. CUDA: ``flex`` when
     Triton is there to compile its kernel (bias inside the kernel, packed rows without padding;
-    not yet measured on a GPU), else ``sdpa``.
+    not yet measured on a GPU), else ``sdpa``; if flex then fails, ``sdpa`` takes over (see
+    :meth:`HFSeq2Seq._fall_back`).
     """
     if device_type(device) == "cuda" and importlib.util.find_spec("triton") is not None:
         return "flex"
@@ -99,14 +101,32 @@ class HFSeq2Seq(GenerativeHF):
         on_device = PackedRow(self._to_device(row.input_ids), self._to_device(row.documents), row.lengths)
         return {"packed": on_device}
 
+    def _fall_back(self, error: Exception) -> None:
+        """``auto`` chose flex and it failed (no working Triton or compiler on this machine): warn
+        once and go on with ``sdpa``, which gives the same grades. Explicit choices and
+        out-of-memory errors are raised."""
+        if self.settings.attention != "auto" or isinstance(error, self._torch.cuda.OutOfMemoryError):
+            raise error
+        first = (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
+        print(f"rubric: warning: FlexAttention failed ({first}); going on with sdpa", file=sys.stderr)
+        self.encoder = FusedT5Encoder(self.net, "sdpa", compile=self.settings.compile)
+        self.attention = "sdpa (flex failed)"
+
     def _inputs(self, batch: dict[str, Any]) -> dict[str, Any]:
         """The fused encoder's states handed to ``generate`` as ``encoder_outputs``."""
         if self.encoder is None:
             return batch
         from transformers.modeling_outputs import BaseModelOutput
 
+        if "packed" in batch and self.encoder.kernel != "flex":  # prefetched before a fallback
+            ids, mask = unpack(batch["packed"].input_ids[..., None], batch["packed"].lengths)
+            batch = {"input_ids": ids[..., 0], "attention_mask": mask}
         if "packed" in batch:
-            hidden, mask = unpack(self.encoder.packed(batch["packed"]), batch["packed"].lengths)
+            try:
+                hidden, mask = unpack(self.encoder.packed(batch["packed"]), batch["packed"].lengths)
+            except Exception as e:  # noqa: BLE001 - any kernel/compiler failure; re-raised unless auto
+                self._fall_back(e)
+                return self._inputs(batch)
         else:
             hidden, mask = (
                 self.encoder.padded(batch["input_ids"], batch["attention_mask"]),
