@@ -4,6 +4,11 @@ Instruction-tuned models answer best when the prompt goes through the chat templ
 tokenizer ships (with the prompt file's ``system`` text if any, see :meth:`HFCausal.with_system`);
 base models without a template get the raw prompt. Batches are left-padded so the next-token
 logits of every row sit at the last position.
+
+Attention is transformers' own (``eager``, ``sdpa``, or ``flex_attention`` where the model has
+it; ``auto`` keeps the model's default, SDPA in transformers 5). With greedy decoding, a head that
+every prompt of a batch shares (the prompt class's instructions, the chat template's tokens) is
+computed once per batch and its cache repeated (:mod:`rubric.llm.shared_head`).
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rubric.llm.hf_common import GenerativeHF, load_pretrained
+from rubric.llm.shared_head import common_head, head_cache, head_layout
 
 
 class HFCausal(GenerativeHF):
@@ -20,6 +26,7 @@ class HFCausal(GenerativeHF):
     name = "hf-causal"
     padding_side = "left"
     system: str | None = None
+    share_heads = True  # compute a batch's shared prompt head once (off: plain left-padded batches)
 
     def _load_model(self) -> Any:
         from transformers import AutoModelForCausalLM
@@ -59,5 +66,24 @@ class HFCausal(GenerativeHF):
             )
         return texts
 
-    def _new_tokens(self, sequences: Any, input_len: int) -> Any:
-        return sequences[:, input_len:]
+    def _new_tokens(self, sequences: Any, batch: dict[str, Any]) -> Any:
+        return sequences[:, batch["input_ids"].shape[1] :]
+
+    # -- shared prompt head ----------------------------------------------------------------------
+    def _tensors(self, rows: list[list[int]]) -> dict[str, Any]:
+        """Greedy batches whose rows share a head: ``[head][padding][tail]`` (else left-padded)."""
+        head = common_head(rows) if self.share_heads and self.settings.num_beams == 1 else 0
+        if not head:
+            return super()._tensors(rows)
+        ids, mask = head_layout(rows, head, self.tokenizer.pad_token_id)
+        tail = ids.shape[1] - head
+        self.padding.add(
+            head + sum(len(r) - head for r in rows), head + len(rows) * tail, shared=(len(rows) - 1) * head
+        )
+        return {"input_ids": self._to_device(ids), "attention_mask": self._to_device(mask), "head": head}
+
+    def _inputs(self, batch: dict[str, Any]) -> dict[str, Any]:
+        inputs = {"input_ids": batch["input_ids"], "attention_mask": batch["attention_mask"]}
+        if batch.get("head"):
+            inputs["past_key_values"] = head_cache(self.net, batch["input_ids"], batch["head"])
+        return inputs

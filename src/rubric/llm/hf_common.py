@@ -1,9 +1,11 @@
 """What the local HuggingFace backends share: device/dtype choice, loading, length-sorted batches.
 
-Throughput on these models comes from three things (see ``../shared/STACK.md``): sorting prompts by
-token length so batches carry little padding, batching across passages and queries (the grader
-hands a backend thousands of prompts at once), and ``torch.inference_mode``. bf16 is the default on
-GPU; CPUs run fp32 (bf16 matmuls are slow on most CPUs and change answers).
+Throughput on these models comes from three things: sorting prompts by token length so batches
+carry little padding, batching across passages and queries (the grader hands a backend thousands
+of prompts at once), and ``torch.inference_mode``. bf16 is the default on GPU; CPUs run fp32 (bf16
+matmuls are slow on most CPUs and change answers). The attention path (``attention``, ``compile``)
+is chosen by each backend: the T5 encoder has its own fused paths (:mod:`rubric.llm.t5_attention`),
+causal models use transformers' own and share prompt heads (:mod:`rubric.llm.shared_head`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 from rubric.errors import UserError
 from rubric.llm.base import Rating
 from rubric.llm.packaged import resolve_model
+from rubric.llm.packing import PaddingTally
 from rubric.llm.prefetch import prefetch
 
 DEVICES = ("auto", "cpu", "cuda")
@@ -25,6 +28,7 @@ AUTO_BATCH = {"cpu": 8, "cuda": 64}  # measured: on CPU, batches of 32 long prom
 AUTO_PAD_MULTIPLE = {"cpu": 1, "cuda": 8}
 MEMO_SIZE = 65536  # token ids remembered between fitting prompts and batching them
 DTYPES = ("auto", "float32", "bfloat16", "float16")
+ATTENTIONS = ("auto", "eager", "sdpa", "flex")
 
 
 @dataclass
@@ -40,6 +44,8 @@ class HFSettings:
     max_new_tokens: int = 32
     num_beams: int = 1
     pad_multiple: int = 0  # 0 = auto: 8 on GPU (tensor-core friendly shapes), 1 on CPU (no extra work)
+    attention: str = "auto"  # eager | sdpa | flex | auto (the fastest exact path on the device)
+    compile: bool = False  # torch.compile the T5 encoder (the calls that compile are the warm-up)
 
 
 def device_type(device: str) -> str:
@@ -137,6 +143,18 @@ def sorted_batches(lengths: Sequence[int], batch_size: int, token_budget: int = 
         yield batch
 
 
+def use_attention(net: Any, implementation: str) -> None:
+    """Switch a loaded model to one of transformers' attention implementations."""
+    setter = getattr(net, "set_attn_implementation", None)
+    if setter is None:
+        raise UserError("--attention: this transformers cannot switch attention; transformers >= 5 can")
+    try:
+        setter(implementation)
+    except (ValueError, ImportError) as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise UserError(f"--attention: {type(net).__name__} cannot use {implementation}: {first}") from None
+
+
 def eos_ids(model: Any, tokenizer: Any) -> set[int]:
     """Token ids that end generation (generation config may list several)."""
     ids: set[int] = set()
@@ -183,6 +201,10 @@ class GenerativeHF(ABC):
         self.settings = settings
         self.model = settings.model
         self.device = resolve_device(settings.device)
+        if settings.attention not in ATTENTIONS:
+            raise UserError(
+                f"--attention: expected one of {', '.join(ATTENTIONS)}, got {settings.attention!r}"
+            )
         settings.batch_size = settings.batch_size or AUTO_BATCH[device_type(self.device)]
         settings.pad_multiple = settings.pad_multiple or AUTO_PAD_MULTIPLE[device_type(self.device)]
         self._ids: dict[str, list[int]] = {}
@@ -196,7 +218,9 @@ class GenerativeHF(ABC):
         self.net.eval()
         self.eos = eos_ids(self.net, self.tokenizer)
         self.fallbacks = 0  # rows the fast path had to generate to the end
+        self.padding = PaddingTally()  # input slots given to the model, and how many were padding
         self._torch = torch
+        self.attention = self._setup_attention(settings.attention)
 
     @classmethod
     def from_options(cls, model: str, **options: Any) -> GenerativeHF:
@@ -214,8 +238,38 @@ class GenerativeHF(ABC):
         return list(prompts)
 
     @abstractmethod
-    def _new_tokens(self, sequences: Any, input_len: int) -> Any:
-        """The generated part of ``generate``'s output sequences."""
+    def _new_tokens(self, sequences: Any, batch: dict[str, Any]) -> Any:
+        """The generated part of ``generate``'s output sequences for ``batch``."""
+
+    def _setup_attention(self, attention: str) -> str:
+        """Select the attention path; returns its name as reported. The base uses transformers'
+        own implementations (``auto``: the model's default, SDPA where it has one)."""
+        if self.settings.compile:
+            raise UserError(f"--compile: applies to T5 encoders (hf-seq2seq), not to {self.name}")
+        if attention == "auto":
+            return str(self.net.config._attn_implementation)
+        if attention == "flex" and not getattr(self.net, "_supports_flex_attn", False):
+            raise UserError(
+                f"--attention flex: {type(self.net).__name__} has no FlexAttention path (use sdpa or eager)"
+            )
+        use_attention(self.net, "flex_attention" if attention == "flex" else attention)
+        return attention
+
+    def _groups(self, lengths: list[int]) -> Iterator[list[int]]:
+        """Prompt indices of each batch: length-sorted, padded batches (see :func:`sorted_batches`)."""
+        return sorted_batches(lengths, self.settings.batch_size, self.settings.token_budget)
+
+    def _inputs(self, batch: dict[str, Any]) -> dict[str, Any]:
+        """``generate``'s keyword arguments for a batch built by :meth:`_tensors`."""
+        return batch
+
+    def kernel_summary(self) -> str:
+        """One line for the run summary: attention path, padding share, compile warm-up."""
+        pad = self.padding
+        line = f"attention {self.attention}; padding {100 * pad.ratio:.1f}% of {pad.slots:,} input slots"
+        if pad.shared:
+            line += f"; {pad.shared:,} prompt-head tokens computed once per batch instead of per prompt"
+        return line
 
     # -- protocol --------------------------------------------------------------------------------
     def options(self) -> dict[str, Any]:
@@ -275,8 +329,7 @@ class GenerativeHF(ABC):
             enc = list(enc)
             for i, ids in zip(long, cut, strict=True):
                 enc[i] = ids
-        groups = sorted_batches([len(e) for e in enc], s.batch_size, s.token_budget)
-        return prefetch(self._stream(enc, groups))
+        return prefetch(self._stream(enc, self._groups([len(e) for e in enc])))
 
     def _stream(self, enc: list[list[int]], groups: Iterator[list[int]]) -> Iterator[tuple[list[int], Any]]:
         """The batches, built in the prefetch thread. CUDA's current device is per thread (device 0
@@ -308,16 +361,18 @@ class GenerativeHF(ABC):
             span = slice(width - len(row), width) if left else slice(0, len(row))
             ids[r, span] = torch.tensor(row, dtype=torch.long)
             mask[r, span] = 1
+        self.padding.add(sum(len(r) for r in rows), len(rows) * width)
+        return {"input_ids": self._to_device(ids), "attention_mask": self._to_device(mask)}
+
+    def _to_device(self, tensor: Any) -> Any:
+        """On CUDA: a pinned copy sent without blocking (overlaps with the model's work)."""
         if device_type(self.device) == "cuda":
-            return {
-                "input_ids": ids.pin_memory().to(self.device, non_blocking=True),
-                "attention_mask": mask.pin_memory().to(self.device, non_blocking=True),
-            }
-        return {"input_ids": ids, "attention_mask": mask}
+            return tensor.pin_memory().to(self.device, non_blocking=True)
+        return tensor
 
     def _run(self, batch: dict[str, Any], max_new: int, beams: int, scores: bool = False) -> Any:
         return self.net.generate(
-            **batch,
+            **self._inputs(batch),
             max_new_tokens=max_new,
             num_beams=beams,
             do_sample=False,
@@ -336,7 +391,7 @@ class GenerativeHF(ABC):
         with self._torch.inference_mode():
             for idx, batch in self._batches(self._texts(prompts)):
                 out = self._run(batch, s.max_new_tokens, s.num_beams)
-                new = self._new_tokens(out.sequences, batch["input_ids"].shape[1]).cpu()
+                new = self._new_tokens(out.sequences, batch).cpu()
                 for row, i in enumerate(idx):
                     answers[i] = self._decode(new[row])
         return answers
@@ -357,7 +412,7 @@ class GenerativeHF(ABC):
         with torch.inference_mode():
             for idx, batch in self._batches(self._texts(prompts)):
                 out = self._run(batch, min(2, s.max_new_tokens), 1, scores=True)
-                new = self._new_tokens(out.sequences, batch["input_ids"].shape[1]).cpu()
+                new = self._new_tokens(out.sequences, batch).cpu()
                 # only the choices' columns of the first step's distribution leave the device
                 cols = sorted({t for ts in spellings.values() for t in ts if t < out.scores[0].shape[-1]})
                 first = torch.softmax(out.scores[0].float(), dim=-1)[:, cols].cpu().tolist()
