@@ -58,7 +58,7 @@ def tiny_models():
 
 
 def make_prompts(words: list[str], passages: int, questions: int, seed: int) -> list[list[str]]:
-    """Per passage, its rendered prompts (one per question)."""
+    """Per passage, its rendered prompts (one per question), as text."""
     from rubric.grading.prompts import get_prompt
 
     prompt = get_prompt("QuestionSelfRatedUnanswerablePromptWithChoices")
@@ -110,8 +110,8 @@ def previous_path(backend):
     from rubric.llm.hf_common import sorted_batches
 
     class Previous(type(backend)):
-        def token_lengths(self, prompts):
-            enc = self.tokenizer(self._texts(prompts), add_special_tokens=self._add_special)["input_ids"]
+        def token_lengths(self, requests):
+            enc = self.tokenizer(self._texts(requests), add_special_tokens=self._add_special)["input_ids"]
             return [len(ids) for ids in enc]
 
         def _batches(self, texts):
@@ -123,13 +123,13 @@ def previous_path(backend):
                 padded = self.tokenizer.pad({"input_ids": [enc[i] for i in idx]}, return_tensors="pt")
                 yield idx, {k: v.to(self.device) for k, v in padded.items()}
 
-        def rate(self, prompts, choices):  # per row: the whole vocabulary read, all of it copied
-            from rubric.llm.base import Rating
+        def rate(self, requests, choices, on_results=None):  # per row: the whole vocabulary read and copied
+            from rubric.llm.base import Answer
 
             s, torch = self.settings, self._torch
-            ratings, unfinished, probs_of = [None] * len(prompts), [], {}
+            ratings, unfinished, probs_of = [None] * len(requests), [], {}
             with torch.inference_mode():
-                for idx, batch in self._batches(self._texts(prompts)):
+                for idx, batch in self._batches(self._texts(requests)):
                     out = self._run(batch, min(2, s.max_new_tokens), 1, scores=True)
                     new = self._new_tokens(out.sequences, batch["input_ids"].shape[1]).cpu()
                     first = torch.softmax(out.scores[0].float(), dim=-1).cpu()
@@ -137,14 +137,14 @@ def previous_path(backend):
                         toks = new[row].tolist()
                         probs_of[i] = previous_choice_probabilities(first[row], self.tokenizer, choices)
                         if any(t in self.eos for t in toks[:2]) or s.max_new_tokens <= 2:
-                            ratings[i] = Rating(self._decode(new[row]), probs_of[i])
+                            ratings[i] = Answer(self._decode(new[row]), probs_of[i])
                         else:
                             unfinished.append(i)
             if unfinished:
-                self.fallbacks += len(unfinished)
-                answers = self.generate([prompts[i] for i in unfinished])
+                self.stats.fallbacks += len(unfinished)
+                answers = self.generate([requests[i] for i in unfinished])
                 for i, answer in zip(unfinished, answers, strict=True):
-                    ratings[i] = Rating(answer, probs_of[i])
+                    ratings[i] = Answer(answer.text, probs_of[i])
             return ratings
 
     view = copy.copy(backend)
@@ -152,7 +152,7 @@ def previous_path(backend):
     return view
 
 
-def grade_like_the_grader(backend, prompts: list[str], choices) -> tuple[list, float, float]:
+def grade_like_the_grader(backend, prompts: list, choices) -> tuple[list, float, float]:
     """(ratings, seconds, peak GPU memory in GiB): fitting's token count, then rating."""
     import torch
 
@@ -186,6 +186,7 @@ def main() -> None:
     import torch
 
     from rubric.grading.parse import get_parser
+    from rubric.llm.base import Request
     from rubric.llm.registry import make_backend
 
     tm = tiny_models()
@@ -194,7 +195,7 @@ def main() -> None:
     common = dict(device=args.device, batch_size=args.batch_size, max_new_tokens=20)
     ours = make_backend("hf-seq2seq", str(folder), **common)
     per_passage = make_prompts(list(tm.WORDS), args.passages, args.questions, args.seed)
-    flat = [p for ps in per_passage for p in ps]
+    flat = [Request(p) for ps in per_passage for p in ps]
     n = len(flat)
     parser = get_parser("self_rating")
     threads = torch.get_num_threads()
@@ -207,7 +208,7 @@ def main() -> None:
     prev = previous_path(ours)
     for b in (prev, ours):  # warm-up (allocations, kernels)
         b.rate(flat[: ours.settings.batch_size], parser.choices)
-    ours.fallbacks = 0
+    ours.stats.fallbacks = 0
     beam_answers, t_beam = ([], 0.0) if args.skip_beam else original_way(ours, per_passage, beams=5)
     greedy_answers, t_greedy = original_way(ours, per_passage, beams=1)
     best = {"b": (None, float("inf"), 0.0), "c": (None, float("inf"), 0.0)}
@@ -217,11 +218,11 @@ def main() -> None:
             if run[1] < best[key][1]:
                 best[key] = run
     (r_prev, t_prev, m_prev), (r_ours, t_ours, m_ours) = best["b"], best["c"]
-    fallbacks = ours.fallbacks // args.repeats
+    fallbacks = ours.stats.fallbacks // args.repeats
 
     g_greedy = [parser.parse(a) for a in greedy_answers]
-    g_prev = [parser.parse(r.answer) for r in r_prev]
-    g_ours = [parser.parse(r.answer) for r in r_ours]
+    g_prev = [parser.parse(r.text) for r in r_prev]
+    g_ours = [parser.parse(r.text) for r in r_ours]
     mem = lambda m: f", peak GPU memory {m:.2f} GiB" if m else ""  # noqa: E731
     if not args.skip_beam:
         print(f"(a)  original way, beam 5:  {n / t_beam:8.2f} prompts/s  ({t_beam:.1f} s)")

@@ -70,10 +70,13 @@ def test_grades_on_the_example_follow_human_judgments(grader):
                 keys.append((bank.query_id, docid))
                 pairs.append((item.item_text, texts[docid]))
     ratings = grader.grade_pairs(pairs)
-    assert all(r.answer in {"0", "1", "2", "3", "4", "5"} and r.probabilities is None for r in ratings)
+    assert all(r.text in {"0", "1", "2", "3", "4", "5"} and r.probabilities is None for r in ratings)
+    # the grade is the bucket of the similarity, which each answer keeps as its score
+    assert [r.text for r in ratings] == [str(grade_of(r.score)) for r in ratings]
+    assert [r.score for r in ratings] == pytest.approx(grader.similarities(pairs), abs=1e-6)
     best: dict[tuple[str, str], int] = {}
     for key, rating in zip(keys, ratings, strict=True):
-        best[key] = max(best.get(key, 0), int(rating.answer))
+        best[key] = max(best.get(key, 0), int(rating.text))
     relevant = [g for (q, d), g in best.items() if qrels[q][d] >= 2]
     off_topic = [g for (q, d), g in best.items() if qrels[q][d] == 0]
     # a passage judged relevant almost always states some answer (grade >= 4); off-topic rarely

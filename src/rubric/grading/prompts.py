@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from rubric.errors import UserError
+from rubric.grading.parse import get_parser
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -84,8 +85,6 @@ class Prompt:
         """Valid one-token answers for the engine's fast path: the file's, else its parser's."""
         if self.file_choices is not None or self.kind not in GRADING_KINDS:
             return self.file_choices
-        from rubric.grading.parse import get_parser
-
         return get_parser(self.parser).choices
 
     @property
@@ -149,8 +148,6 @@ def load_prompt_file(path: str | Path) -> Prompt:
         if not isinstance(data.get(key), str) or not data[key]:
             raise UserError(f"{path}: missing or empty field {key!r}")
     if data["kind"] in GRADING_KINDS:  # other kinds (generate, assign, ...) have their own parsers
-        from rubric.grading.parse import get_parser
-
         try:
             get_parser(data["parser"])
         except UserError as e:
