@@ -9,8 +9,8 @@ chosen by markers in the prompt text (which tests put into query texts):
   ``[slow]`` delays the first attempt by ``slow`` seconds;
 - ``fail_rate`` fails that fraction of all requests (429 with ``Retry-After: 0`` or 500), decided
   by a seeded hash of (prompt, attempt), so which requests fail does not depend on timing;
-- ``faults`` maps a marker to a :class:`Fault`: every request whose user text contains the marker
-  gets that reply instead (an HTTP status, a raw body such as cut-off JSON or an HTML page, an
+- ``faults`` maps a marker (or a tuple of markers, all of which must occur) to a :class:`Fault`:
+  every request whose user text contains the marker gets that reply instead (an HTTP status, a raw body such as cut-off JSON or an HTML page, an
   error body that echoes the request's Authorization header), on every attempt or the first
   ``times`` ones -- per-prompt failures;
 - answers follow the prompt kind: self-rating prompts get a digit 0-5 and HELM-style direct
@@ -22,7 +22,8 @@ chosen by markers in the prompt text (which tests put into query texts):
   says "minor", else ``vital``) and assignment (support when every word of the nugget occurs in
   the passage, partial_support when at least half do, else not_support).
 
-Every request is logged (``requests``) so tests can count retries and check headers.
+Every request is logged (``requests``) so tests can count retries and check headers;
+``answered`` counts the successful replies.
 """
 
 from __future__ import annotations
@@ -239,7 +240,8 @@ class _Handler(BaseHTTPRequestHandler):
         if attempt == 0 and "[slow]" in user:
             time.sleep(srv.slow)
         for marker, fault in srv.faults.items():
-            if marker in user and (fault.times is None or attempt < fault.times):
+            markers = (marker,) if isinstance(marker, str) else marker
+            if all(m in user for m in markers) and (fault.times is None or attempt < fault.times):
                 with srv.lock:
                     srv.failures_sent += 1
                 message = "scripted failure"
@@ -277,6 +279,8 @@ class _Handler(BaseHTTPRequestHandler):
         elif req.get("logprobs"):
             self._send(400, {"error": {"message": "logprobs are not supported by this server"}})
             return
+        with srv.lock:
+            srv.answered += 1
         self._send(
             200,
             {
@@ -295,14 +299,14 @@ class OpenAIServer(ThreadingHTTPServer):
 
     def __init__(self, fail_rate: float = 0.0, seed: int = 0, slow: float = 0.0, api_key: str | None = None,
                  logprobs: bool = True, answer: Any = scripted_answer,
-                 faults: dict[str, Fault] | None = None):  # fmt: skip
+                 faults: dict[str | tuple[str, ...], Fault] | None = None):  # fmt: skip
         super().__init__(("127.0.0.1", 0), _Handler)
         self.fail_rate, self.seed, self.slow, self.api_key = fail_rate, seed, slow, api_key
         self.logprobs, self.answer, self.faults = logprobs, answer, dict(faults or {})
         self.lock = threading.Lock()
         self.attempts: dict[str, int] = {}
         self.requests: list[dict] = []
-        self.failures_sent = 0
+        self.failures_sent = self.answered = 0
         self.in_flight = self.max_in_flight = 0
 
     def handle_error(self, request: Any, client_address: Any) -> None:
