@@ -10,9 +10,9 @@ chosen by markers in the prompt text (which tests put into query texts):
 - ``fail_rate`` fails that fraction of all requests (429 with ``Retry-After: 0`` or 500), decided
   by a seeded hash of (prompt, attempt), so which requests fail does not depend on timing;
 - ``faults`` maps a marker (or a tuple of markers, all of which must occur) to a :class:`Fault`:
-  every request whose user text contains the marker gets that reply instead (an HTTP status, a raw body such as cut-off JSON or an HTML page, an
-  error body that echoes the request's Authorization header), on every attempt or the first
-  ``times`` ones -- per-prompt failures;
+  every request whose user text contains the marker gets that reply instead (an HTTP status, a
+  raw body such as cut-off JSON or an HTML page, an error body that echoes the request's
+  Authorization header), on every attempt or the first ``times`` ones -- per-prompt failures;
 - answers follow the prompt kind: self-rating prompts get a digit 0-5 and HELM-style direct
   prompts Yes/No, both from the word overlap of question (query) and context; the answer-key QA
   prompt a span of the context and the answer-verification prompt yes/no (``qa_span``,
