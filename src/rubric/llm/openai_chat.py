@@ -314,7 +314,8 @@ def _kind(value: Any) -> str:
         return "missing or null"
     if isinstance(value, list) and not value:
         return "an empty list"
-    return f"a {type(value).__name__}"
+    names = {str: "a string", int: "a number", float: "a number", bool: "a boolean", dict: "an object"}
+    return names.get(type(value), f"a {type(value).__name__}")
 
 
 def _first_token_probs(choice: dict[str, Any]) -> dict[str, float] | None:
