@@ -19,7 +19,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from rubric.data.models import ExamGrades, FullParagraphData, Grades, NuggetItem, PromptInfo, SelfRating
+from rubric.data.models import (
+    ExamGrades,
+    FullParagraphData,
+    Grades,
+    NuggetItem,
+    PromptInfo,
+    QuestionItem,
+    SelfRating,
+)
 from rubric.grading.parse import Parser
 from rubric.grading.prompts import Prompt
 from rubric.grading.verification import Verdict
@@ -38,7 +46,7 @@ def exam_record(
 ) -> ExamGrades:
     """The record of a question or nugget prompt for one passage (one answer per item)."""
     grades = [
-        parser.parse(r.text, (getattr(it, "gold_answers", None) or []) if parser.needs_gold_answers else None)
+        parser.parse(r.text, _gold(it) if parser.needs_gold_answers else None)
         for it, r in zip(items, got, strict=True)
     ]
     correct = [it.item_id for it, g in zip(items, grades, strict=True) if g >= 1]
@@ -106,6 +114,10 @@ def direct_record(
         expected_rating=expected(parser, answer),
         **similarity(answer),
     )
+
+
+def _gold(item: QuestionItem | NuggetItem) -> list[str]:
+    return list(item.gold_answers or []) if isinstance(item, QuestionItem) else []
 
 
 def expected(parser: Parser, answer: Answer) -> float | None:

@@ -34,11 +34,11 @@ BACKENDS: dict[str, str] = {
 }
 #: One line per backend for ``--help``.
 DESCRIPTIONS: dict[str, str] = {
-    "hf-seq2seq": "T5 / FLAN-T5 (local)",
-    "hf-causal": "decoder-only chat or base models (local)",
-    "hf-qa": "SQuAD2-style extractive QA (local, no prompt)",
+    "hf-seq2seq": "local T5 / FLAN-T5",
+    "hf-causal": "local decoder-only LMs",
+    "hf-qa": "local extractive QA, no prompt",
     "openai": "any OpenAI-compatible server",
-    "embedding": "sentence-embedding similarity baseline (local, no prompt)",
+    "embedding": "local sentence-embedding similarity, no prompt",
 }
 #: The model a backend uses without ``--model``.
 DEFAULT_MODELS: dict[str, str] = {"hf-seq2seq": "google/flan-t5-large", "embedding": "minilm-l6"}
@@ -52,7 +52,7 @@ PACKAGED_BACKENDS: dict[str, str] = {
 
 def backends_help() -> str:
     """``name (what)`` for every registered backend, for option help texts."""
-    return "; ".join(f"{name} ({DESCRIPTIONS.get(name, name)})" for name in BACKENDS)
+    return ", ".join(f"{name} ({DESCRIPTIONS.get(name, name)})" for name in BACKENDS)
 
 
 def backend_class(name: str) -> Any:
@@ -101,7 +101,9 @@ def check_model_fits(name: str, model: str) -> None:
     """A model made for another local backend is an error that names the backend it needs."""
     wanted = backend_for_model(model)
     if name in BACKENDS and name != "openai" and wanted is not None and wanted != name:
-        raise UserError(f"--model {model}: a model for --backend {wanted}, not --backend {name}")
+        raise UserError(
+            f"--model {model}: a model for --backend {wanted}, not {name}; add --backend {wanted}"
+        )
 
 
 def make_backend(name: str, model: str, **options: Any) -> Any:
