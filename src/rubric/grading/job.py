@@ -182,9 +182,17 @@ def run_shard(
 
 
 def _bar(total: int | None) -> Any:
-    """A tqdm bar in pairs on stderr, shown on terminals only (logs get the summary line)."""
+    """A tqdm bar in pairs on stderr, on terminals only (logs get the summary line), and only once
+    grading takes longer than a second: a run answered from the cache shows no bar at all."""
     from tqdm import tqdm
 
     return tqdm(
-        total=total, unit="pair", desc="grading", file=sys.stderr, mininterval=0.5, leave=False, disable=None
+        total=total,
+        unit="pair",
+        desc="grading",
+        file=sys.stderr,
+        mininterval=0.5,
+        delay=1.0,
+        leave=False,
+        disable=None,
     )

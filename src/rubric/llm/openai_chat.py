@@ -371,7 +371,7 @@ def _progress(total: int, enabled: bool) -> Any:
         return _NoBar()
     from tqdm import tqdm
 
-    return tqdm(total=total, desc="LLM", unit="prompt", file=sys.stderr, disable=None, leave=False)
+    return tqdm(total=total, desc="LLM", unit="prompt", file=sys.stderr, disable=None, leave=False, delay=1.0)
 
 
 def _retry_after(e: Any) -> float | None:
