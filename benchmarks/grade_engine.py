@@ -88,7 +88,7 @@ def main() -> None:
         base = tmp / "baseline"
         base.mkdir()
         archive = subprocess.run(
-            ["git", "-C", str(ROOT), "archive", args.baseline, "src"], capture_output=True
+            ["git", "-C", str(ROOT), "archive", args.baseline, "src", "prompts"], capture_output=True
         )
         if archive.returncode != 0:
             sys.exit(f"FAIL: git archive {args.baseline}: {archive.stderr.decode()}")
