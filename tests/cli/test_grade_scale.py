@@ -216,3 +216,48 @@ def test_workers_die_with_their_parent_and_the_rerun_resumes(cli, tmp_path, setu
     single = tmp_path / "single.jsonl.gz"
     assert cli(*args, "-o", single).returncode == 0
     assert gzip.decompress(out.read_bytes()) == gzip.decompress(single.read_bytes())
+
+
+def descendants(pid: int) -> list[int]:
+    from rubric.grading.reaper import descendants as of
+
+    return sorted(of(pid))
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="the 'ray' extra is not installed")
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_ray_processes_die_with_the_driver(cli, tmp_path, setup, sig):
+    """kill -9 (or SIGTERM) the driver of a private Ray instance while its tasks grade: none of
+    Ray's processes (GCS, raylet, agents, workers) is left after 5 s; the rerun writes the file."""
+    big = _load("test_grade", HERE / "test_grade.py")
+    passages, bank = big.big_pool(tmp_path)
+    args = ["grade", passages, "--bank", bank, "-p", SELF, "-m", setup[0][6], "--no-fast", "--no-cache",
+            "--max-new-tokens", "12", "--device", "cpu", "--ray", "--workers", "2"]  # fmt: skip
+    out = tmp_path / "out.jsonl.gz"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rubric", *map(str, args), "-o", out],
+        env=root_conftest.cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.time() + 180
+        tree: list[int] = []
+        while time.time() < deadline and proc.poll() is None:
+            tree = descendants(proc.pid)
+            shards = [p for p in tree if b"_ray_shard" in Path(f"/proc/{p}/cmdline").read_bytes()]
+            if len(shards) == 2:
+                break
+            time.sleep(0.2)
+        assert proc.poll() is None and len(tree) > 4
+        time.sleep(1)  # the watcher notes the processes every half second
+        tree = descendants(proc.pid)
+        os.kill(proc.pid, sig)
+        proc.wait(timeout=60)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and not all(gone(p) for p in tree):
+            time.sleep(0.05)
+        assert [p for p in tree if not gone(p)] == []
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    r = cli(*args, "-o", out)
+    assert r.returncode == 0, r.stderr

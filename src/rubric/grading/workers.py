@@ -11,7 +11,8 @@ A killed or failed run keeps ``OUT.workers`` and resumes from it when rerun with
 Workers die with their parent, however it ends. SIGINT and SIGTERM reach the parent, which
 terminates its workers before it exits; a parent killed with SIGKILL cannot do anything, so each
 worker asks the kernel for SIGKILL when its parent dies (Linux ``prctl(PR_SET_PDEATHSIG)``) and,
-everywhere, a watchdog thread kills the worker once its parent process is gone.
+everywhere, a watchdog thread kills the worker once its parent process is gone. Ray's private
+instance gets a watcher process instead (:mod:`rubric.grading.reaper`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from rubric.data.files import atomic_write
 from rubric.errors import UserError
 from rubric.grading.engine import GradeStats
 from rubric.grading.job import GradeJob, run_shard
+from rubric.grading.reaper import reaping_descendants
 from rubric.grading.runner import OutputLock
 from rubric.grading.shards import merge_parts
 
@@ -225,13 +227,13 @@ def run_ray(
 ) -> GradeStats:
     """Run the ``shards`` shards as Ray tasks (one GPU each when ``gpus``) and merge them into ``output``.
 
-    ``address`` None starts a private Ray instance on 127.0.0.1 (its processes share the
-    driver's fate: Ray ends them with the driver); otherwise it names a running cluster
-    (``auto``, ``HOST:6379``, ``ray://HOST:10001``). A task grades its shard on its node and
-    returns the part's bytes, so only the inputs and the model must be at the same path on every
-    node (a shared file system); the driver saves each finished part in ``OUT.workers/`` and a
-    rerun skips shards whose part is there. Ray retries a task whose node died. SIGINT and
-    SIGTERM shut Ray down (cancelling the tasks) before the driver exits.
+    ``address`` None starts a private Ray instance on 127.0.0.1 whose processes end with the
+    driver, even when it is killed with SIGKILL (:mod:`rubric.grading.reaper`); otherwise it
+    names a running cluster (``auto``, ``HOST:6379``, ``ray://HOST:10001``). A task grades its
+    shard on its node and returns the part's bytes, so only the inputs and the model must be at
+    the same path on every node (a shared file system); the driver saves each finished part in
+    ``OUT.workers/`` and a rerun skips shards whose part is there. Ray retries a task whose node
+    died. SIGINT and SIGTERM shut Ray down (cancelling the tasks) before the driver exits.
     """
     try:
         import ray
@@ -243,7 +245,8 @@ def run_ray(
     if address is None:
         init["_node_ip_address"] = "127.0.0.1"
     total = GradeStats()
-    with OutputLock(output), stopping_on_signals():
+    private = reaping_descendants() if address is None else contextlib.nullcontext()
+    with OutputLock(output), stopping_on_signals(), private:
         folder.mkdir(parents=True, exist_ok=True)
         try:
             ray.init(address=address, **init)
