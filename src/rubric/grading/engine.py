@@ -316,8 +316,8 @@ class Engine:
     def _caller(
         ask: Callable[[list[int], OnResults | None], list[Result]], on_results: OnResults | None
     ) -> Callable[[list[int]], list[Result]]:
-        """``ask`` for some of the ``n`` requests; only the first call reports progress (a second
-        chance for failed requests counts no new pairs)."""
+        """``ask(indices, listener)`` as a call on indices; only the first call reports progress (a
+        second chance for failed requests counts no new pairs)."""
         calls = 0
 
         def call(idx: list[int]) -> list[Result]:

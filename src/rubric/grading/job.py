@@ -20,7 +20,7 @@ from rubric.data.models import QueryWithFullParagraphList
 from rubric.errors import UserError
 from rubric.grading.engine import Engine, GradeStats, check_prompts, items_by_query
 from rubric.grading.prompts import Prompt, get_prompt
-from rubric.grading.runner import CHUNK_PAIRS, grade_file
+from rubric.grading.runner import CHUNK_PAIRS, OutputLock, grade_file
 from rubric.grading.shards import parse_shard, shard_of
 
 Report = Callable[[str], None]
@@ -159,26 +159,28 @@ def run_shard(
         import torch
 
         torch.set_num_threads(threads)
-    backend = make_backend(job.backend, job.model_name, **options)
-    engine = Engine(
-        backend,
-        loaded.prompts,
-        items=loaded.items,
-        query_texts=loaded.query_texts,
-        cache=cache,
-        fast=job.fast,
-        prompt_files=list(job.prompt_files),
-    )
-    return grade_file(
-        engine,
-        job.passages_of(shard),
-        output,
-        job.inputs,
-        total_pairs=total,
-        progress_factory=_bar if progress else None,
-        chunk_pairs=job.checkpoint_pairs,
-        report=report,
-    )
+    with OutputLock(output):  # a second run on this output stops before its model loads
+        backend = make_backend(job.backend, job.model_name, **options)
+        engine = Engine(
+            backend,
+            loaded.prompts,
+            items=loaded.items,
+            query_texts=loaded.query_texts,
+            cache=cache,
+            fast=job.fast,
+            prompt_files=list(job.prompt_files),
+        )
+        return grade_file(
+            engine,
+            job.passages_of(shard),
+            output,
+            job.inputs,
+            total_pairs=total,
+            progress_factory=_bar if progress else None,
+            chunk_pairs=job.checkpoint_pairs,
+            report=report,
+            lock=False,
+        )
 
 
 def _bar(total: int | None) -> Any:

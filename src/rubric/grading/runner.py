@@ -23,6 +23,7 @@ of the partial file, so the rerun grades only them (their answered pairs come fr
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -206,14 +207,16 @@ def grade_file(
     progress_factory: Callable[[int | None], Any] | None = None,
     chunk_pairs: int = CHUNK_PAIRS,
     report: Report | None = None,
+    lock: bool = True,
 ) -> GradeStats:
     """Grade ``queries`` into ``output`` with lock and resume; returns the run's statistics.
 
     ``inputs`` are the files the queries came from (their identity is part of the fingerprint).
-    ``report`` receives warnings (default: :func:`warnings.warn`).
+    ``report`` receives warnings (default: :func:`warnings.warn`). ``lock`` False: the caller
+    holds the :class:`OutputLock` already (taken before the model loaded).
     """
     report = report or _warn
-    with OutputLock(output):
+    with OutputLock(output) if lock else contextlib.nullcontext():
         fingerprint = {**engine.fingerprint(), "inputs": [file_identity(p) for p in inputs]}
         partial = PartialFile(output, fingerprint)
         partial.load(report)
