@@ -156,7 +156,7 @@ def make(model: str, folder: Path, common: dict, name: str, **options):
     return backend
 
 
-def grade_like_the_grader(backend, prompts: list[str], choices) -> tuple[list, float, float]:
+def grade_like_the_grader(backend, prompts: list, choices) -> tuple[list, float, float]:
     """(ratings, seconds, GiB): fitting's token count, then rating, as the grader calls them; on
     CUDA the path's peak memory (its weights plus the run's peak above what was allocated before)."""
     import torch
@@ -197,7 +197,7 @@ class Row:
 
 
 def run_paths(
-    model: str, names: list[str], folder: Path, common: dict, prompts: list[str], choices, repeats: int
+    model: str, names: list[str], folder: Path, common: dict, prompts: list, choices, repeats: int
 ) -> list[Row]:
     """Every path once untimed (its first run), then ``repeats`` rounds taking the paths in turn,
     so that a change in the machine's load hits all paths alike; the best run of each counts."""
@@ -215,7 +215,7 @@ def run_paths(
             ratings, seconds, memory = grade_like_the_grader(backend, prompts, choices)
             row.seconds = min(row.seconds, seconds)
             row.memory = max(row.memory, memory)
-            assert [r.answer for r in ratings] == [r.answer for r in row.ratings]  # same path, same answers
+            assert [r.text for r in ratings] == [r.text for r in row.ratings]  # same path, same answers
     for row, backend in zip(rows, backends, strict=True):
         row.padding = backend.padding.ratio
         encoder = getattr(backend, "encoder", None)
@@ -274,6 +274,7 @@ def main() -> None:
     import torch
 
     from rubric.grading.parse import get_parser
+    from rubric.llm.base import Request
     from rubric.llm.hf_common import device_type
     from rubric.llm.hf_seq2seq import default_attention
 
@@ -285,7 +286,7 @@ def main() -> None:
     build_model(args.model, folder, args.shape, args.seed)
     common = dict(device=args.device, batch_size=args.batch_size, max_new_tokens=20, dtype=args.dtype)
     per_passage = make_prompts(list(tiny_models().WORDS), args.passages, args.questions, args.seed)
-    flat = [p for ps in per_passage for p in ps]
+    flat = [Request(p) for ps in per_passage for p in ps]
     n = len(flat)
     parser = get_parser("self_rating")
 
@@ -300,11 +301,11 @@ def main() -> None:
     mean = sum(ref.token_lengths(flat)) / n
     print(f"{n} prompts ({args.passages} passages x {args.questions}), {mean:.0f} tokens on average")
     start = time.perf_counter()
-    ref_answers = ref.generate(flat)
+    ref_answers = [r.text for r in ref.generate(flat)]
     t_ref = time.perf_counter() - start
     ref_ratings = ref.rate(flat, parser.choices)
     reference = [parser.parse(a) for a in ref_answers]
-    if [r.answer for r in ref_ratings] != ref_answers:
+    if [r.text for r in ref_ratings] != ref_answers:
         sys.exit("FAIL: fast rating differs from greedy generation in the fp32 eager reference")
     print(f"reference (eager fp32 greedy generation, batched): {n / t_ref:.2f} prompts/s; fast rating agrees")
 
@@ -320,7 +321,7 @@ def main() -> None:
 
     rows = run_paths(args.model, paths, folder, common, flat, parser.choices, args.repeats)
     for row in rows:
-        row.grades = [parser.parse(r.answer) for r in row.ratings]
+        row.grades = [parser.parse(r.text) for r in row.ratings]
 
     print()
     table_line("path", "prompts/s", "first run", "warm-up", "peak GiB", "padding", "exactness")

@@ -214,6 +214,23 @@ def test_user_errors(cli, user_error, tmp_path, models, pool):
     user_error(
         cli("grade", tmp_path / "missing.jsonl", "--bank", bank, "-p", SELF, "-o", out), "missing.jsonl"
     )
+    # a model made for another backend says which one; backends without a default need --model
+    user_error(
+        cli("grade", pool, "--bank", bank, "-p", SELF, "-m", models["qa"], "-o", out),
+        f"--model {models['qa']}: a model for --backend hf-qa, not hf-seq2seq; add --backend hf-qa",
+    )
+    user_error(
+        cli(
+            "grade", pool, "--bank", bank, "-p", SELF, "--backend", "hf-causal", "-m", models["t5"], "-o", out
+        ),
+        "not hf-causal; add --backend hf-seq2seq",
+    )
+    user_error(
+        cli("grade", pool, "--bank", bank, "-p", SELF, "-m", "minilm-l6", "-o", out),
+        "--model minilm-l6: a model for --backend embedding",
+    )
+    user_error(cli("grade", pool, "--bank", bank, "-p", SELF, "--backend", "hf-causal", "-o", out),
+               "--model: required with --backend hf-causal")  # fmt: skip
     assert not out.exists()
 
 
@@ -225,4 +242,8 @@ def test_help_lists_subcommands_and_defaults(cli):
     r = cli("grade", "exam", "--help")
     for opt in ("--bank", "--backend", "--device", "--dtype", "--batch-size", "--token-budget", "--cache"):
         assert opt in r.stdout
+    from rubric.llm.registry import BACKENDS
+
+    listed = "".join(r.stdout.split())  # help wraps lines at hyphens: compare without blanks
+    assert all(f"{name}(" in listed for name in BACKENDS), listed  # every registered backend
     assert "Example:" in r.stdout and "Default: 512" in r.stdout

@@ -1,8 +1,8 @@
 """``hf-causal``: decoder-only models (SmolLM2, Llama, Qwen, GPT-2), chat template when available.
 
 Instruction-tuned models answer best when the prompt goes through the chat template their
-tokenizer ships (with the prompt file's ``system`` text if any, see :meth:`HFCausal.with_system`);
-base models without a template get the raw prompt. Batches are left-padded so the next-token
+tokenizer ships (a request's system text becomes the system message); base models without a
+template get the raw prompt, system text first. Batches are left-padded so the next-token
 logits of every row sit at the last position.
 
 Attention is transformers' own (``eager``, ``sdpa``, or ``flex_attention`` where the model has
@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from rubric.llm.base import Request
 from rubric.llm.hf_common import GenerativeHF, load_pretrained
 from rubric.llm.shared_head import common_head, head_cache, head_layout
 
@@ -25,7 +26,6 @@ class HFCausal(GenerativeHF):
 
     name = "hf-causal"
     padding_side = "left"
-    system: str | None = None
     share_heads = True  # compute a batch's shared prompt head once (off: plain left-padded batches)
 
     def _load_model(self) -> Any:
@@ -41,26 +41,22 @@ class HFCausal(GenerativeHF):
     def _add_special(self) -> bool:
         return not self.chat  # the chat template already holds the special tokens
 
-    def with_system(self, system: str | None) -> HFCausal:
-        """Use ``system`` as the system message of the chat template (prompt files may give one)."""
-        self.system = system
-        return self
+    @property
+    def supports_system(self) -> bool:  # type: ignore[override]
+        """A chat template has a system role; a base model reads the system text as prompt text."""
+        return self.chat
 
     def options(self) -> dict[str, Any]:
-        opts = super().options()
-        opts["chat_template"] = self.chat
-        if self.chat and self.system:
-            opts["system"] = self.system
-        return opts
+        return super().options() | {"chat_template": self.chat}
 
-    def _texts(self, prompts: Sequence[str]) -> list[str]:
+    def _texts(self, requests: Sequence[Request]) -> list[str]:
         if not self.chat:
-            return list(prompts)
+            return [r.text for r in requests]
         texts = []
-        for p in prompts:
-            messages = [{"role": "user", "content": p}]
-            if self.system:
-                messages.insert(0, {"role": "system", "content": self.system})
+        for r in requests:
+            messages = [{"role": "user", "content": r.user}]
+            if r.system:
+                messages.insert(0, {"role": "system", "content": r.system})
             texts.append(
                 self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
             )

@@ -11,14 +11,23 @@ causal models use transformers' own and share prompt heads (:mod:`rubric.llm.sha
 from __future__ import annotations
 
 import os
-from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from abc import abstractmethod
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rubric.errors import UserError
-from rubric.llm.base import Rating
+from rubric.llm.base import (
+    Answer,
+    ChoiceRater,
+    OnResults,
+    Request,
+    Result,
+    TokenCounter,
+    deliver,
+    failure_of,
+)
 from rubric.llm.packaged import resolve_model
 from rubric.llm.packing import PaddingTally
 from rubric.llm.prefetch import prefetch
@@ -181,7 +190,7 @@ def choice_token_ids(tokenizer: Any, choices: Sequence[str]) -> dict[str, list[i
     return {c: [vocab[sp] for sp in (c, "▁" + c, "Ġ" + c, " " + c) if sp in vocab] for c in choices}
 
 
-class GenerativeHF(ABC):
+class GenerativeHF(ChoiceRater, TokenCounter):
     """Greedy/beam generation and exact fast rating, shared by the seq2seq and causal backends.
 
     Fast rating runs greedy generation for at most two new tokens on a length-sorted batch. A row
@@ -190,6 +199,10 @@ class GenerativeHF(ABC):
     batch; every other row (the top token was not a one-token answer, or the model kept talking:
     "4" followed by "5" would parse differently) is generated to the end. The first step's
     distribution gives the choice probabilities for an expected grade.
+
+    A batch whose model call raises (out of memory, a CUDA error) is split in halves and run
+    again, down to single prompts, so a prompt that cannot be answered fails alone and every
+    other prompt of its batch is answered. Results are reported per batch (``on_results``).
     """
 
     name = "hf"
@@ -198,8 +211,8 @@ class GenerativeHF(ABC):
     def __init__(self, settings: HFSettings):
         import torch
 
+        super().__init__(settings.model)
         self.settings = settings
-        self.model = settings.model
         self.device = resolve_device(settings.device)
         if settings.attention not in ATTENTIONS:
             raise UserError(
@@ -217,7 +230,6 @@ class GenerativeHF(ABC):
         self.net.to(self.device)
         self.net.eval()
         self.eos = eos_ids(self.net, self.tokenizer)
-        self.fallbacks = 0  # rows the fast path had to generate to the end
         self.padding = PaddingTally()  # input slots given to the model, and how many were padding
         self._torch = torch
         self.attention = self._setup_attention(settings.attention)
@@ -233,9 +245,9 @@ class GenerativeHF(ABC):
     def _load_model(self) -> Any:
         """The model, loaded with the right Auto class and dtype."""
 
-    def _texts(self, prompts: Sequence[str]) -> list[str]:
-        """The model input text of each prompt (the causal backend applies a chat template)."""
-        return list(prompts)
+    def _texts(self, requests: Sequence[Request]) -> list[str]:
+        """The model input text of each request (the causal backend applies a chat template)."""
+        return [r.text for r in requests]
 
     @abstractmethod
     def _new_tokens(self, sequences: Any, batch: dict[str, Any]) -> Any:
@@ -271,7 +283,7 @@ class GenerativeHF(ABC):
             line += f"; {pad.shared:,} prompt-head tokens computed once per batch instead of per prompt"
         return line
 
-    # -- protocol --------------------------------------------------------------------------------
+    # -- the contract ----------------------------------------------------------------------------
     def options(self) -> dict[str, Any]:
         s = self.settings
         return {
@@ -281,11 +293,11 @@ class GenerativeHF(ABC):
             "max_input_tokens": s.max_input_tokens,
         }
 
-    def token_lengths(self, prompts: Sequence[str]) -> list[int]:
-        """Input length in tokens of each prompt as the model sees it (special tokens included)."""
-        if not prompts:
+    def token_lengths(self, requests: Sequence[Request]) -> list[int]:
+        """Input length in tokens of each request as the model sees it (special tokens included)."""
+        if not requests:
             return []
-        return [len(ids) for ids in self._encode(self._texts(prompts))]
+        return [len(ids) for ids in self._encode(self._texts(requests))]
 
     def _encode(self, texts: Sequence[str]) -> list[list[int]]:
         """Token ids of model input texts, untruncated; remembered, so that the prompts context
@@ -313,9 +325,8 @@ class GenerativeHF(ABC):
     def _add_special(self) -> bool:
         return True
 
-    def _batches(self, texts: list[str]) -> Iterator[tuple[list[int], dict[str, Any]]]:
-        """(prompt indices, model inputs on the device), length-sorted; built one batch ahead in a
-        thread (see :mod:`rubric.llm.prefetch`) so host work overlaps with the model."""
+    def _rows(self, texts: Sequence[str]) -> list[list[int]]:
+        """Token ids of each model input, cut to ``max_input_tokens`` as the tokenizer cuts."""
         s = self.settings
         enc = self._encode(texts)
         long = [i for i, ids in enumerate(enc) if len(ids) > s.max_input_tokens]
@@ -329,6 +340,12 @@ class GenerativeHF(ABC):
             enc = list(enc)
             for i, ids in zip(long, cut, strict=True):
                 enc[i] = ids
+        return enc
+
+    def _batches(self, texts: list[str]) -> Iterator[tuple[list[int], dict[str, Any]]]:
+        """(prompt indices, model inputs on the device), length-sorted; built one batch ahead in a
+        thread (see :mod:`rubric.llm.prefetch`) so host work overlaps with the model."""
+        enc = self._rows(texts)
         return prefetch(self._stream(enc, self._groups([len(e) for e in enc])))
 
     def _stream(self, enc: list[list[int]], groups: Iterator[list[int]]) -> Iterator[tuple[list[int], Any]]:
@@ -384,52 +401,108 @@ class GenerativeHF(ABC):
     def _decode(self, tokens: Any) -> str:
         return self.tokenizer.decode(tokens, skip_special_tokens=True)
 
-    def generate(self, prompts: Sequence[str]) -> list[str]:
-        """Answers in prompt order; batches are length-sorted across all prompts given."""
-        s = self.settings
-        answers = [""] * len(prompts)
-        with self._torch.inference_mode():
-            for idx, batch in self._batches(self._texts(prompts)):
-                out = self._run(batch, s.max_new_tokens, s.num_beams)
-                new = self._new_tokens(out.sequences, batch).cpu()
-                for row, i in enumerate(idx):
-                    answers[i] = self._decode(new[row])
-        return answers
+    def _each_batch(self, texts: list[str], step: Step, on_results: OnResults | None) -> list[Result]:
+        """Run ``step(indices, batch)`` on every length-sorted batch, in inference mode; a batch
+        that raises is split (see :func:`isolated`) and its rows' tensors are built again."""
+        results: list[Result | None] = [None] * len(texts)
 
-    def rate(self, prompts: Sequence[str], choices: Sequence[str]) -> list[Rating]:
+        def cleanup() -> None:
+            if device_type(self.device) == "cuda":
+                self._torch.cuda.empty_cache()
+
+        with self._torch.inference_mode():
+            for idx, batch in self._batches(texts):
+
+                def run(part: list[int], idx: list[int] = idx, batch: dict[str, Any] = batch) -> Any:
+                    inputs = batch if part is idx else self._tensors(self._rows([texts[i] for i in part]))
+                    return step(part, inputs)
+
+                got = isolated(idx, run, cleanup)
+                for i, r in got:
+                    results[i] = r
+                deliver(on_results, got)
+        return results  # type: ignore[return-value]
+
+    def generate(self, requests: Sequence[Request], on_results: OnResults | None = None) -> list[Result]:
+        """Answers in request order; batches are length-sorted across all requests given."""
+        s = self.settings
+
+        def step(idx: list[int], batch: dict[str, Any]) -> list[tuple[int, Result]]:
+            out = self._run(batch, s.max_new_tokens, s.num_beams)
+            new = self._new_tokens(out.sequences, batch).cpu()
+            return [(i, Answer(self._decode(new[row]))) for row, i in enumerate(idx)]
+
+        return self._each_batch(self._texts(requests), step, on_results)
+
+    def rate(
+        self, requests: Sequence[Request], choices: Sequence[str], on_results: OnResults | None = None
+    ) -> list[Result]:
         """Greedy answers, read off the first two decoding steps where generation ends there."""
         s = self.settings
         if s.num_beams != 1:  # beam search: no exact one-step shortcut
-            return [Rating(a) for a in self.generate(prompts)]
+            return self.generate(requests, on_results)
         torch = self._torch
-        ratings: list[Rating | None] = [None] * len(prompts)
         unfinished: list[int] = []
         probs_of: dict[int, dict[str, float]] = {}
         key = tuple(choices)
         if key not in self._spellings:
             self._spellings[key] = choice_token_ids(self.tokenizer, choices)
         spellings = self._spellings[key]
-        with torch.inference_mode():
-            for idx, batch in self._batches(self._texts(prompts)):
-                out = self._run(batch, min(2, s.max_new_tokens), 1, scores=True)
-                new = self._new_tokens(out.sequences, batch).cpu()
-                # only the choices' columns of the first step's distribution leave the device
-                cols = sorted({t for ts in spellings.values() for t in ts if t < out.scores[0].shape[-1]})
-                first = torch.softmax(out.scores[0].float(), dim=-1)[:, cols].cpu().tolist()
-                where = {t: j for j, t in enumerate(cols)}
-                for row, i in enumerate(idx):
-                    toks = new[row].tolist()
-                    probs_of[i] = {
-                        c: max([0.0] + [first[row][where[t]] for t in ts if t in where])
-                        for c, ts in spellings.items()
-                    }
-                    ended = any(t in self.eos for t in toks[:2])
-                    if ended or s.max_new_tokens <= 2:
-                        ratings[i] = Rating(self._decode(new[row]), probs_of[i])
-                    else:
-                        unfinished.append(i)
+
+        def step(idx: list[int], batch: dict[str, Any]) -> list[tuple[int, Result]]:
+            out = self._run(batch, min(2, s.max_new_tokens), 1, scores=True)
+            new = self._new_tokens(out.sequences, batch).cpu()
+            # only the choices' columns of the first step's distribution leave the device
+            cols = sorted({t for ts in spellings.values() for t in ts if t < out.scores[0].shape[-1]})
+            first = torch.softmax(out.scores[0].float(), dim=-1)[:, cols].cpu().tolist()
+            where = {t: j for j, t in enumerate(cols)}
+            done: list[tuple[int, Result]] = []
+            for row, i in enumerate(idx):
+                probs_of[i] = {
+                    c: max([0.0] + [first[row][where[t]] for t in ts if t in where])
+                    for c, ts in spellings.items()
+                }
+                ended = any(t in self.eos for t in new[row].tolist()[:2])
+                if ended or s.max_new_tokens <= 2:
+                    done.append((i, Answer(self._decode(new[row]), probs_of[i])))
+                else:
+                    unfinished.append(i)
+            return done
+
+        results = self._each_batch(self._texts(requests), step, on_results)
         if unfinished:
-            self.fallbacks += len(unfinished)
-            for i, answer in zip(unfinished, self.generate([prompts[i] for i in unfinished]), strict=True):
-                ratings[i] = Rating(answer, probs_of[i])
-        return [r for r in ratings if r is not None]
+            self.stats.fallbacks += len(unfinished)
+
+            def finish(batch: Sequence[tuple[int, Result]]) -> None:
+                got = [(unfinished[j], _with_probs(r, probs_of[unfinished[j]])) for j, r in batch]
+                for i, r in got:
+                    results[i] = r
+                deliver(on_results, got)
+
+            self.generate([requests[i] for i in unfinished], finish)
+        return results
+
+
+Step = Callable[[list[int], dict[str, Any]], list[tuple[int, Result]]]
+
+
+def isolated(
+    idx: list[int], run: Callable[[list[int]], list[tuple[int, Result]]], cleanup: Callable[[], None]
+) -> list[tuple[int, Result]]:
+    """``run(idx)``; when the model call raises (out of memory, a CUDA or shape error, a token id
+    outside the model's vocabulary), the rows are run again in two halves, down to single rows,
+    so one row that cannot be answered fails alone (a :class:`~rubric.llm.base.Failure` with the
+    error) and every other row of its batch is answered. ``cleanup`` runs after each error
+    (it frees cached GPU memory)."""
+    try:
+        return run(idx)
+    except (RuntimeError, ValueError, IndexError) as e:
+        cleanup()
+        if len(idx) == 1:
+            return [(idx[0], failure_of(e))]
+        half = len(idx) // 2
+        return isolated(idx[:half], run, cleanup) + isolated(idx[half:], run, cleanup)
+
+
+def _with_probs(result: Result, probs: dict[str, float]) -> Result:
+    return Answer(result.text, probs) if isinstance(result, Answer) else result
