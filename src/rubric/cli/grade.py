@@ -8,15 +8,19 @@ imported here at module level (``rubric --help`` stays fast); torch loads inside
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from typer.core import TyperGroup
 
 from rubric.cli import llm_options as lo
 from rubric.cli.common import info, updates_in_place
+from rubric.cli.query_options import QUERIES, QUERY, selection
 from rubric.cli.rag_nuggets import assign_command
 from rubric.llm.registry import backends_help
+
+if TYPE_CHECKING:
+    from rubric.data.query_selection import QuerySelection
 
 
 class DefaultCommandGroup(TyperGroup):
@@ -74,6 +78,20 @@ MAX_IN = _opt(
 )
 MAX_NEW = _opt(32, "--max-new-tokens", help="Longest generated answer in tokens (>= 1). Default: 32.")
 BEAMS = _opt(1, "--num-beams", help="1 = greedy (default); 5 = the original tool's beam search (slower).")
+ATTENTION = _opt(
+    "auto",
+    "--attention",
+    help="Attention of local models: eager (transformers' own), sdpa, flex (T5: the relative position "
+    "bias inside a fused kernel; flex packs prompts without padding) or auto: the fastest path whose "
+    "grades equal eager's on the device (T5: sdpa on CPU, flex on CUDA with Triton, falling back to "
+    "sdpa; causal models: transformers' default). Default: auto.",
+)
+COMPILE = _opt(
+    False,
+    "--compile/--no-compile",
+    help="torch.compile the T5 encoder (sdpa or flex); the first batches of each shape compile "
+    "(the warm-up, reported in the summary). Default: --no-compile.",
+)
 FAST = _opt(
     True,
     "--fast/--no-fast",
@@ -185,6 +203,8 @@ def exam_command(
     max_input_tokens: int = MAX_IN,
     max_new_tokens: int = MAX_NEW,
     num_beams: int = BEAMS,
+    attention: str = ATTENTION,
+    compile_encoder: bool = COMPILE,
     fast: bool = FAST,
     cache: Path | None = CACHE,
     no_cache: bool = NO_CACHE,
@@ -194,6 +214,8 @@ def exam_command(
     workers: int = WORKERS,
     ray: bool = RAY,
     ray_address: str | None = RAY_ADDRESS,
+    query: list[str] = QUERY,
+    queries: Path | None = QUERIES,
     base_url: str | None = lo.BASE_URL,
     api_key_file: Path | None = lo.API_KEY_FILE,
     concurrency: int = lo.CONCURRENCY,
@@ -214,10 +236,30 @@ def exam_command(
     """
     _grade(
         _job(
-            passages, prompt, prompt_file, backend, model, fast, cache, no_cache, checkpoint_pairs, bank=bank
+            passages,
+            prompt,
+            prompt_file,
+            backend,
+            model,
+            fast,
+            cache,
+            no_cache,
+            checkpoint_pairs,
+            bank=bank,
+            selected=selection(query, queries),
         ),
         output,
-        local=_options(device, dtype, batch_size, token_budget, max_input_tokens, max_new_tokens, num_beams),
+        local=_options(
+            device,
+            dtype,
+            batch_size,
+            token_budget,
+            max_input_tokens,
+            max_new_tokens,
+            num_beams,
+            attention,
+            compile_encoder,
+        ),
         api=_api_options(base_url, api_key_file, concurrency, rpm, max_retries, retry_base, timeout),
         shard=shard,
         devices=devices,
@@ -246,6 +288,8 @@ def direct_command(
     max_input_tokens: int = MAX_IN,
     max_new_tokens: int = MAX_NEW,
     num_beams: int = BEAMS,
+    attention: str = ATTENTION,
+    compile_encoder: bool = COMPILE,
     fast: bool = FAST,
     cache: Path | None = CACHE,
     no_cache: bool = NO_CACHE,
@@ -255,6 +299,7 @@ def direct_command(
     workers: int = WORKERS,
     ray: bool = RAY,
     ray_address: str | None = RAY_ADDRESS,
+    query: list[str] = QUERY,
     base_url: str | None = lo.BASE_URL,
     api_key_file: Path | None = lo.API_KEY_FILE,
     concurrency: int = lo.CONCURRENCY,
@@ -279,9 +324,20 @@ def direct_command(
             no_cache,
             checkpoint_pairs,
             queries=queries,
+            selected=selection(query, None),
         ),
         output,
-        local=_options(device, dtype, batch_size, token_budget, max_input_tokens, max_new_tokens, num_beams),
+        local=_options(
+            device,
+            dtype,
+            batch_size,
+            token_budget,
+            max_input_tokens,
+            max_new_tokens,
+            num_beams,
+            attention,
+            compile_encoder,
+        ),
         api=_api_options(base_url, api_key_file, concurrency, rpm, max_retries, retry_base, timeout),
         shard=shard,
         devices=devices,
@@ -324,6 +380,7 @@ def _job(
     checkpoint_pairs: int,
     bank: Path | None = None,
     queries: Path | None = None,
+    selected: QuerySelection | None = None,
 ) -> dict[str, Any]:
     """The fields of a :class:`~rubric.grading.job.GradeJob` (built once the ranges are checked)."""
     return dict(
@@ -338,13 +395,26 @@ def _job(
         cache=cache,
         use_cache=not no_cache,
         checkpoint_pairs=checkpoint_pairs,
+        query_ids=None if selected is None else selected.ids,
     )
 
 
 def _options(
-    device: str, dtype: str, batch_size: int, token_budget: int, max_in: int, max_new: int, beams: int
+    device: str,
+    dtype: str,
+    batch_size: int,
+    token_budget: int,
+    max_in: int,
+    max_new: int,
+    beams: int,
+    attention: str,
+    compile_encoder: bool,
 ) -> dict[str, Any]:
+    """Options of the local backends; the attention settings only when chosen, so a backend
+    without them (openai) refuses them only when they are asked for."""
     return {
+        "attention": None if attention == "auto" else attention,
+        "compile": compile_encoder or None,
         "device": device,
         "dtype": dtype,
         "batch_size": batch_size,

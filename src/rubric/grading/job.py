@@ -57,6 +57,7 @@ class GradeJob:
     cache: Path | None = None
     use_cache: bool = True
     checkpoint_pairs: int = CHUNK_PAIRS
+    query_ids: tuple[str, ...] | None = None  # grade only these queries (--query/--queries); None: all
 
     @property
     def inputs(self) -> list[Path]:
@@ -99,9 +100,22 @@ class GradeJob:
         from rubric.data.jsonl import read_passages
 
         part = parse_shard(shard)
+        wanted = None if self.query_ids is None else set(self.query_ids)
         for q in read_passages(self.passages):
+            if wanted is not None and q.queryId not in wanted:
+                continue
             if part is None or shard_of(q.queryId, part[1]) == part[0]:
                 yield q
+
+    def absent_queries(self) -> list[str]:
+        """Selected queries (``query_ids``) the passages file lacks; an error when it has none."""
+        if self.query_ids is None:
+            return []
+        from rubric.data.jsonl import read_passages
+        from rubric.data.query_selection import QuerySelection
+
+        present = [q.queryId for q in read_passages(self.passages)]
+        return QuerySelection(self.query_ids).check_present(present, str(self.passages))
 
     def plan(self, loaded: Loaded, shard: str | None) -> int:
         """Pairs to grade in a shard; direct prompts need the text of every query (said here,

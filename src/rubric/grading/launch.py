@@ -7,8 +7,11 @@ grades (:func:`rubric.grading.job.run_shard`) and, with workers or Ray, merges t
 
 from __future__ import annotations
 
+import shutil
 import sys
+import tempfile
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from rubric.errors import UserError
@@ -35,7 +38,40 @@ def grade_job(
     report: Report = _stderr,
 ) -> GradeStats:
     """The whole run: in this process, in one worker process per device (``devices`` /
-    ``workers``), or as ``workers`` Ray tasks; the parts are merged into ``output``."""
+    ``workers``), or as ``workers`` Ray tasks; the parts are merged into ``output``.
+
+    Inputs that cannot be read twice (``-``, pipes) are copied once into a temporary folder,
+    since the job reads them more than once. An output that is written in place (``-``, a fifo)
+    gets the graded file when the run is complete; such a run keeps no partial file to resume.
+    """
+    from rubric.data.files import open_output, readable_again, writes_in_place
+
+    with tempfile.TemporaryDirectory(prefix="rubric-grade-") as tmp:
+        inputs = {f: getattr(job, f) for f in ("passages", "bank", "queries") if getattr(job, f) is not None}
+        job = replace(job, **{f: readable_again(path, tmp) for f, path in inputs.items()})
+        for query_id in job.absent_queries():
+            report(f"--query/--queries: query {query_id} is not in {inputs['passages']}")
+        scale = dict(shard=shard, devices=devices, workers=workers, ray=ray, ray_address=ray_address)
+        if not writes_in_place(output):
+            return _launch(job, output, report=report, **scale)
+        graded = Path(tmp) / "graded.jsonl"
+        stats = _launch(job, graded, report=report, **scale)
+        with open(graded, encoding="utf-8") as source, open_output(output) as target:
+            shutil.copyfileobj(source, target)
+        return stats
+
+
+def _launch(
+    job: GradeJob,
+    output: Path,
+    *,
+    shard: str | None,
+    devices: str | None,
+    workers: int,
+    ray: bool,
+    ray_address: str | None,
+    report: Report,
+) -> GradeStats:
     if ray_address is not None and not ray:
         raise UserError("--ray-address: only with --ray")
     if ray:
