@@ -1,43 +1,57 @@
-"""Grading throughput: the original tool's way vs ours, same model, same prompts, same grades.
+"""Grading throughput by attention path: the original tool's way vs each of ours, same grades.
 
-(a)  the original Autograding Workbench: one ``text2text-generation`` pipeline call per passage
-     with its ~10 prompts, ``num_beams=5, early_stopping=True, max_length=512`` (exam_pp's call);
-     a pipeline given a list and no ``batch_size`` runs the prompts one at a time;
-(a') the same loop with greedy decoding (the decoding ours uses by default);
-(b)  our previous path (before the prefetch release): all prompts of all passages at once, sorted
-     by length, batched, exact fast rating (two greedy steps, generation to the end only where the
-     answer goes on); prompts tokenised for context fitting and again for batching, batches padded
-     with ``tokenizer.pad`` and built between forward passes;
-     the choice probabilities looked up per row in a freshly built vocabulary dict;
-(c)  the optimised path: the same, with token ids reused from fitting, batches built one ahead in
-     a thread, padded to a multiple (8 on GPU), on CUDA copied from pinned memory, and only the
-     choices' columns of the first-step distribution copied off the device.
+Rows, all on the same model and prompts, in one process:
 
-The benchmark model's tokenizer is word-level with ~100 tokens, so the per-row vocabulary cost of
-(b) is far smaller here than with a real 32k-token tokenizer (~13 ms per row measured).
+original way   the Autograding Workbench's loop: one ``text2text-generation`` call per passage
+               with its ~10 prompts, which generates prompt by prompt (beam 5, early_stopping,
+               max_length 512; and the same loop greedy), fp32 eager; timed on the first
+               ``--original-passages`` passages (it is 25-100x slower than the rest);
+today          the hf-seq2seq backend as it was before the attention paths: transformers' own
+               T5 with its SDPA attention (transformers 5's default), padded length-sorted batches;
+eager          ``--attention eager``: transformers' T5 with eager attention;
+sdpa           ``--attention sdpa``: the fused encoder, T5's bias merged into one SDPA mask per batch;
+flex           ``--attention flex``: FlexAttention on packed rows (bias in the kernel; on CPU
+               without compile this is PyTorch's unfused reference, slow, so not a CPU default);
+flex+compile   ``--attention flex --compile``; also ``sdpa+compile`` on request (``--paths``).
 
-(b) and (c) are timed as the grader calls them (``token_lengths`` for fitting, then ``rate``),
-alternately ``--repeats`` times, best time reported. Grades of (b) and (c) must equal those of (a')
-exactly (all greedy); agreement with (a) is reported (beam search and greedy may differ).
+``--model gpt2`` times a causal model instead (GPT-2 small or large shape): ``today`` is
+transformers' SDPA on left-padded batches, ``eager`` and ``sdpa`` add the shared prompt head
+(computed once per batch); there is no original way for causal models.
 
-The model is random but shaped like FLAN-T5-small
-(CPU, default) or FLAN-T5-large (``--shape large``, for ``--device cuda``), with embeddings set so
-that it answers like a grader ("4", then end-of-sequence); prompts are the real
-QuestionSelfRatedUnanswerablePromptWithChoices with ~300-token passages.
+Each path runs once untimed ("first run": allocation, kernel choice, compilation; ``warm-up`` is
+its extra time over the best timed run), then ``--repeats`` rounds of timed runs, the paths taken
+in turn, as the grader calls them (``token_lengths`` for context fitting, then ``rate``); the best
+run is reported, with peak GPU memory (the path's weights plus its run's peak) and the padding
+share of the model's input slots. All paths' models stay loaded (a large-shape copy is ~1.6 GiB
+in bf16).
 
-    OMP_NUM_THREADS=1 python benchmarks/grade_throughput.py            # CPU, FLAN-T5-small shape
-    python benchmarks/grade_throughput.py --device cuda --shape large --passages 100 --batch-size 256
+Exactness: the reference is greedy generation to the end with eager attention in fp32 (its
+fast rating must give the same answers, checked). Every path's grades are compared with it; a
+path that differs where it runs in fp32 fails the script (exit 1). In bf16 (the GPU default) an
+argmax may flip: the flips are counted and their margins printed, the fp32 reference's logit
+gap between its choice and the path's (``ln p(a) - ln p(b)`` of the first step's distribution).
+
+The model is random but shaped like FLAN-T5-small (``--shape small``, CPU) or FLAN-T5-large
+(``--shape large``), its embeddings set so it answers like a grader ("4", then end of sequence);
+prompts are the real QuestionSelfRatedUnanswerablePromptWithChoices with 200-300-word passages.
+
+    OMP_NUM_THREADS=1 python benchmarks/grade_throughput.py --device cpu --shape small
+    python benchmarks/grade_throughput.py --device cuda --shape large --passages 300 --batch-size 256
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib.util
+import math
 import os
 import random
+import statistics
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,6 +61,25 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 SHAPES = {  # FLAN-T5 sizes: d_model, layers, heads, d_kv, d_ff, vocab
     "small": dict(d_model=512, layers=8, heads=6, d_kv=64, d_ff=1024, vocab_size=32128),
     "large": dict(d_model=1024, layers=24, heads=16, d_kv=64, d_ff=2816, vocab_size=32128),
+}
+GPT2_SHAPES = {  # GPT-2 sizes: d_model, layers, heads, positions, vocab
+    "small": dict(n_embd=768, n_layer=12, n_head=12, n_positions=1024, vocab_size=50257),
+    "large": dict(n_embd=1280, n_layer=36, n_head=20, n_positions=1024, vocab_size=50257),
+}
+BACKENDS = {"t5": "hf-seq2seq", "gpt2": "hf-causal"}
+PATHS = {  # row name -> backend options (``today``: see make)
+    "today": {},
+    "eager": dict(attention="eager"),
+    "sdpa": dict(attention="sdpa"),
+    "flex": dict(attention="flex"),
+    "flex+compile": dict(attention="flex", compile=True),
+    "sdpa+compile": dict(attention="sdpa", compile=True),
+}
+DEFAULT_PATHS = {
+    ("t5", "cpu"): "today,eager,sdpa,flex+compile",
+    ("t5", "cuda"): "today,eager,sdpa,flex,flex+compile",
+    ("gpt2", "cpu"): "today,eager,sdpa",
+    ("gpt2", "cuda"): "today,eager,sdpa",
 }
 
 
@@ -71,12 +104,20 @@ def make_prompts(words: list[str], passages: int, questions: int, seed: int) -> 
     return out
 
 
+def synchronize(device: str) -> None:
+    if device.startswith("cuda"):
+        import torch
+
+        torch.cuda.synchronize()
+
+
 def original_way(backend, per_passage: list[list[str]], beams: int) -> tuple[list[str], float]:
     """Per passage one pipeline call, which generates prompt by prompt (batch size 1)."""
     import torch
 
     tok, net = backend.tokenizer, backend.net
     answers: list[str] = []
+    synchronize(backend.device)
     start = time.perf_counter()
     with torch.inference_mode():
         for prompts in per_passage:
@@ -86,166 +127,235 @@ def original_way(backend, per_passage: list[list[str]], beams: int) -> tuple[lis
                     **enc, num_beams=beams, early_stopping=beams > 1, max_length=512, do_sample=False
                 )
                 answers.append(tok.decode(out[0, 1:], skip_special_tokens=True))
+    synchronize(backend.device)
     return answers, time.perf_counter() - start
 
 
-def previous_choice_probabilities(probs, tokenizer, choices):
-    """The previous per-row lookup (commit ab4b6a6): ``get_vocab`` builds the whole vocabulary each time."""
-    out = {}
-    vocab = tokenizer.get_vocab()
-    for choice in choices:
-        best = 0.0
-        for spelling in (choice, "▁" + choice, "Ġ" + choice, " " + choice):
-            tid = vocab.get(spelling)
-            if tid is not None and tid < probs.shape[-1]:
-                best = max(best, float(probs[tid]))
-        out[choice] = best
-    return out
+def build_model(model: str, folder: Path, shape: str, seed: int) -> None:
+    tm = tiny_models()
+    if model == "t5":
+        tm.build_t5(folder, grader_like=True, seed=seed, **SHAPES[shape])
+    else:
+        tm.build_gpt2(folder, grader_like=True, seed=seed, **GPT2_SHAPES[shape])
 
 
-def previous_path(backend):
-    """A view of ``backend`` (same model and tokenizer) with the batching code of commit ab4b6a6."""
-    import copy
+def make(model: str, folder: Path, common: dict, name: str, **options):
+    """The backend of row ``name``; ``today`` is the backend as it was before the attention paths:
+    transformers' T5 with its default SDPA attention, or a causal model without shared heads."""
+    from rubric.llm.hf_common import use_attention
+    from rubric.llm.registry import make_backend
 
-    from rubric.llm.hf_common import sorted_batches
-
-    class Previous(type(backend)):
-        def token_lengths(self, prompts):
-            enc = self.tokenizer(self._texts(prompts), add_special_tokens=self._add_special)["input_ids"]
-            return [len(ids) for ids in enc]
-
-        def _batches(self, texts):
-            s = self.settings
-            enc = self.tokenizer(
-                texts, add_special_tokens=self._add_special, truncation=True, max_length=s.max_input_tokens
-            )["input_ids"]
-            for idx in sorted_batches([len(e) for e in enc], s.batch_size, s.token_budget):
-                padded = self.tokenizer.pad({"input_ids": [enc[i] for i in idx]}, return_tensors="pt")
-                yield idx, {k: v.to(self.device) for k, v in padded.items()}
-
-        def rate(self, prompts, choices):  # per row: the whole vocabulary read, all of it copied
-            from rubric.llm.base import Rating
-
-            s, torch = self.settings, self._torch
-            ratings, unfinished, probs_of = [None] * len(prompts), [], {}
-            with torch.inference_mode():
-                for idx, batch in self._batches(self._texts(prompts)):
-                    out = self._run(batch, min(2, s.max_new_tokens), 1, scores=True)
-                    new = self._new_tokens(out.sequences, batch["input_ids"].shape[1]).cpu()
-                    first = torch.softmax(out.scores[0].float(), dim=-1).cpu()
-                    for row, i in enumerate(idx):
-                        toks = new[row].tolist()
-                        probs_of[i] = previous_choice_probabilities(first[row], self.tokenizer, choices)
-                        if any(t in self.eos for t in toks[:2]) or s.max_new_tokens <= 2:
-                            ratings[i] = Rating(self._decode(new[row]), probs_of[i])
-                        else:
-                            unfinished.append(i)
-            if unfinished:
-                self.fallbacks += len(unfinished)
-                answers = self.generate([prompts[i] for i in unfinished])
-                for i, answer in zip(unfinished, answers, strict=True):
-                    ratings[i] = Rating(answer, probs_of[i])
-            return ratings
-
-    view = copy.copy(backend)
-    view.__class__ = Previous
-    return view
+    if name == "today":
+        options = dict(options, attention="eager" if model == "t5" else "sdpa")
+    backend = make_backend(BACKENDS[model], str(folder), **common, **options)
+    if name == "today" and model == "t5":
+        use_attention(backend.net, "sdpa")
+        backend.attention = "transformers sdpa"
+    if name in ("today", "reference") and model == "gpt2":
+        backend.share_heads = False
+    return backend
 
 
-def grade_like_the_grader(backend, prompts: list[str], choices) -> tuple[list, float, float]:
-    """(ratings, seconds, peak GPU memory in GiB): fitting's token count, then rating."""
+def grade_like_the_grader(backend, prompts: list, choices) -> tuple[list, float, float]:
+    """(ratings, seconds, GiB): fitting's token count, then rating, as the grader calls them; on
+    CUDA the path's peak memory (its weights plus the run's peak above what was allocated before)."""
     import torch
 
+    from rubric.llm.packing import PaddingTally
+
+    backend._ids = {}  # nothing remembered from an earlier run
+    backend.padding = PaddingTally()
     cuda = str(backend.device).startswith("cuda")
-    if hasattr(backend, "_ids"):
-        backend._ids = {}  # nothing remembered from the warm-up
     if cuda:
         torch.cuda.synchronize()
+        before = torch.cuda.memory_allocated()
         torch.cuda.reset_peak_memory_stats()
     start = time.perf_counter()
     backend.token_lengths(prompts)
     ratings = backend.rate(prompts, choices)
-    if cuda:
-        torch.cuda.synchronize()
+    synchronize(backend.device)
     seconds = time.perf_counter() - start
-    return ratings, seconds, (torch.cuda.max_memory_allocated() / 2**30 if cuda else 0.0)
+    memory = 0.0
+    if cuda:
+        weights = sum(p.numel() * p.element_size() for p in backend.net.parameters())
+        memory = (weights + torch.cuda.max_memory_allocated() - before) / 2**30
+    return ratings, seconds, memory
+
+
+@dataclass
+class Row:
+    name: str
+    attention: str = ""
+    seconds: float = math.inf
+    first: float = 0.0
+    memory: float = 0.0
+    padding: float | None = None
+    compile_note: str = ""
+    grades: list = field(default_factory=list)
+    ratings: list = field(default_factory=list)
+    fp32: bool = True
+
+
+def run_paths(
+    model: str, names: list[str], folder: Path, common: dict, prompts: list, choices, repeats: int
+) -> list[Row]:
+    """Every path once untimed (its first run), then ``repeats`` rounds taking the paths in turn,
+    so that a change in the machine's load hits all paths alike; the best run of each counts."""
+    import torch
+
+    cuda = common["device"].startswith("cuda")
+    backends = [make(model, folder, common, name, **PATHS[name]) for name in names]
+    rows = [
+        Row(n, b.attention, fp32=b.torch_dtype == torch.float32) for n, b in zip(names, backends, strict=True)
+    ]
+    for row, backend in zip(rows, backends, strict=True):
+        row.ratings, row.first, _ = grade_like_the_grader(backend, prompts, choices)
+    for _ in range(repeats):
+        for row, backend in zip(rows, backends, strict=True):
+            ratings, seconds, memory = grade_like_the_grader(backend, prompts, choices)
+            row.seconds = min(row.seconds, seconds)
+            row.memory = max(row.memory, memory)
+            assert [r.text for r in ratings] == [r.text for r in row.ratings]  # same path, same answers
+    for row, backend in zip(rows, backends, strict=True):
+        row.padding = backend.padding.ratio
+        encoder = getattr(backend, "encoder", None)
+        if encoder is not None and encoder.log.graphs:
+            row.compile_note = f"{encoder.log.graphs} graphs, {encoder.log.seconds:.1f} s compiling"
+    del backends
+    gc.collect()
+    if cuda:
+        torch.cuda.empty_cache()
+    return rows
+
+
+def table_line(name: str, *cells: str) -> None:
+    *numbers, exactness = cells
+    widths = (10, 10, 8, 9, 8)
+    print(
+        f"{name:<34} "
+        + " ".join(f"{c:>{w}}" for c, w in zip(numbers, widths, strict=True))
+        + f"  {exactness}"
+    )
+
+
+def flips(row: Row, reference: list, ref_ratings: list) -> tuple[int, list[float]]:
+    """Rows whose grade differs from the reference, and the fp32 logit margins where both are choices."""
+    margins = []
+    count = 0
+    for mine, ref, rating in zip(row.grades, reference, ref_ratings, strict=True):
+        if mine == ref:
+            continue
+        count += 1
+        probs = rating.probabilities or {}
+        a, b = probs.get(str(ref), 0.0), probs.get(str(mine), 0.0)
+        if a > 0 and b > 0:
+            margins.append(math.log(a) - math.log(b))
+    return count, margins
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", choices=sorted(BACKENDS), default="t5", help="model family (random weights)")
     ap.add_argument("--shape", choices=sorted(SHAPES), default="small")
-    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
     ap.add_argument("--passages", type=int, default=8)
     ap.add_argument("--questions", type=int, default=10)
+    ap.add_argument("--original-passages", type=int, default=20, help="passages timed the original way")
     ap.add_argument("--batch-size", type=int, default=0, help="0 = the backend's auto choice")
+    ap.add_argument(
+        "--dtype", default="auto", help="of the timed paths (auto: bfloat16 on GPU, float32 on CPU)"
+    )
+    ap.add_argument("--paths", default="", help=f"comma-separated rows from {', '.join(PATHS)}")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--repeats", type=int, default=2, help="timed runs of (b) and (c), alternating")
-    ap.add_argument("--skip-beam", action="store_true", help="leave out (a), the slowest variant")
+    ap.add_argument("--repeats", type=int, default=2, help="timed runs per path after the first")
+    ap.add_argument("--skip-beam", action="store_true", help="leave out the original way with beam 5")
     args = ap.parse_args()
 
     import torch
 
     from rubric.grading.parse import get_parser
-    from rubric.llm.registry import make_backend
+    from rubric.llm.base import Request
+    from rubric.llm.hf_common import device_type
+    from rubric.llm.hf_seq2seq import default_attention
 
-    tm = tiny_models()
+    paths = (args.paths or DEFAULT_PATHS[args.model, device_type(args.device)]).split(",")
+    unknown = [p for p in paths if p not in PATHS]
+    if unknown:
+        ap.error(f"--paths: unknown {', '.join(unknown)}; known: {', '.join(PATHS)}")
     folder = Path(tempfile.mkdtemp(prefix="grade-bench-"))
-    tm.build_t5(folder, grader_like=True, seed=args.seed, **SHAPES[args.shape])
-    common = dict(device=args.device, batch_size=args.batch_size, max_new_tokens=20)
-    ours = make_backend("hf-seq2seq", str(folder), **common)
-    per_passage = make_prompts(list(tm.WORDS), args.passages, args.questions, args.seed)
-    flat = [p for ps in per_passage for p in ps]
+    build_model(args.model, folder, args.shape, args.seed)
+    common = dict(device=args.device, batch_size=args.batch_size, max_new_tokens=20, dtype=args.dtype)
+    per_passage = make_prompts(list(tiny_models().WORDS), args.passages, args.questions, args.seed)
+    flat = [Request(p) for ps in per_passage for p in ps]
     n = len(flat)
     parser = get_parser("self_rating")
-    threads = torch.get_num_threads()
-    print(f"model: random FLAN-T5-{args.shape} shape; device {ours.device}; torch threads {threads}")
-    print(
-        f"{args.passages} passages x {args.questions} prompts = {n} prompts, "
-        f"{sum(ours.token_lengths(flat)) / n:.0f} tokens on average"
-    )
 
-    prev = previous_path(ours)
-    for b in (prev, ours):  # warm-up (allocations, kernels)
-        b.rate(flat[: ours.settings.batch_size], parser.choices)
-    ours.fallbacks = 0
-    beam_answers, t_beam = ([], 0.0) if args.skip_beam else original_way(ours, per_passage, beams=5)
-    greedy_answers, t_greedy = original_way(ours, per_passage, beams=1)
-    best = {"b": (None, float("inf"), 0.0), "c": (None, float("inf"), 0.0)}
-    for _ in range(args.repeats):
-        for key, backend in (("b", prev), ("c", ours)):
-            run = grade_like_the_grader(backend, flat, parser.choices)
-            if run[1] < best[key][1]:
-                best[key] = run
-    (r_prev, t_prev, m_prev), (r_ours, t_ours, m_ours) = best["b"], best["c"]
-    fallbacks = ours.fallbacks // args.repeats
-
-    g_greedy = [parser.parse(a) for a in greedy_answers]
-    g_prev = [parser.parse(r.answer) for r in r_prev]
-    g_ours = [parser.parse(r.answer) for r in r_ours]
-    mem = lambda m: f", peak GPU memory {m:.2f} GiB" if m else ""  # noqa: E731
-    if not args.skip_beam:
-        print(f"(a)  original way, beam 5:  {n / t_beam:8.2f} prompts/s  ({t_beam:.1f} s)")
-    print(f"(a') original way, greedy:  {n / t_greedy:8.2f} prompts/s  ({t_greedy:.1f} s)")
-    print(f"(b)  previous path:         {n / t_prev:8.2f} prompts/s  ({t_prev:.1f} s{mem(m_prev)})")
+    # the reference: greedy generation to the end, eager attention, fp32
+    ref = make(args.model, folder, dict(common, dtype="float32"), "reference", attention="eager")
+    gpu = torch.cuda.get_device_name(ref.device) if ref.device.startswith("cuda") else "none"
+    family = "FLAN-T5" if args.model == "t5" else "GPT-2"
     print(
-        f"(c)  optimised path:        {n / t_ours:8.2f} prompts/s  ({t_ours:.1f} s{mem(m_ours)}; "
-        f"{fallbacks} of {n} generated to the end)"
+        f"model: random {family}-{args.shape} shape; device {ref.device} (GPU: {gpu}); "
+        f"torch {torch.__version__}, {torch.get_num_threads()} threads; batch size {ref.settings.batch_size}"
     )
-    print(f"ratio (c)/(b)  = {t_prev / t_ours:.2f}x   (optimised vs previous path)")
-    if not args.skip_beam:
-        print(f"ratio (c)/(a)  = {t_beam / t_ours:.2f}x   (optimised vs the original tool's way)")
-    print(f"ratio (c)/(a') = {t_greedy / t_ours:.2f}x")
-    same = sum(x == y for x, y in zip(g_ours, g_greedy, strict=True))
-    same_prev = sum(x == y for x, y in zip(g_prev, g_greedy, strict=True))
-    line = f"grades (c) == (a'): {same}/{n} identical; (b) == (a'): {same_prev}/{n}"
-    if not args.skip_beam:
-        g_beam = [parser.parse(a) for a in beam_answers]
-        line += (
-            f"; (c) vs (a) beam search: {sum(x == y for x, y in zip(g_ours, g_beam, strict=True))}/{n} equal"
-        )
-    print(line)
-    if same != n or same_prev != n:
-        sys.exit("FAIL: fast rating grades differ from greedy generation")
+    mean = sum(ref.token_lengths(flat)) / n
+    print(f"{n} prompts ({args.passages} passages x {args.questions}), {mean:.0f} tokens on average")
+    start = time.perf_counter()
+    ref_answers = [r.text for r in ref.generate(flat)]
+    t_ref = time.perf_counter() - start
+    ref_ratings = ref.rate(flat, parser.choices)
+    reference = [parser.parse(a) for a in ref_answers]
+    if [r.text for r in ref_ratings] != ref_answers:
+        sys.exit("FAIL: fast rating differs from greedy generation in the fp32 eager reference")
+    print(f"reference (eager fp32 greedy generation, batched): {n / t_ref:.2f} prompts/s; fast rating agrees")
+
+    subset = per_passage[: args.original_passages]
+    m = sum(len(ps) for ps in subset)
+    original = []
+    for beams in ([] if args.skip_beam else [5]) + [1] if args.model == "t5" and m else []:
+        answers, seconds = original_way(ref, subset, beams=beams)
+        same = sum(parser.parse(a) == g for a, g in zip(answers, reference, strict=False))
+        original.append((f"original way, {'beam 5' if beams > 1 else 'greedy'}", m / seconds, same, m))
+    del ref
+    gc.collect()
+
+    rows = run_paths(args.model, paths, folder, common, flat, parser.choices, args.repeats)
+    for row in rows:
+        row.grades = [parser.parse(r.text) for r in row.ratings]
+
+    print()
+    table_line("path", "prompts/s", "first run", "warm-up", "peak GiB", "padding", "exactness")
+    for name, rate, same, total in original:
+        table_line(name, f"{rate:.2f}", "", "", "", "", f"grades == reference {same}/{total}")
+    failed = []
+    for row in rows:
+        count, margins = flips(row, reference, ref_ratings)
+        exact = f"grades == reference {n - count}/{n}"
+        if count:
+            gaps = f"max {max(margins):.3f}, median {statistics.median(margins):.3f}" if margins else "n/a"
+            exact += f"; {count} flipped, fp32 logit margins {gaps}"
+            if row.fp32:
+                failed.append(row.name)
+        mem = f"{row.memory:.2f}" if row.memory else "-"
+        label = f"today ({row.attention})" if row.name == "today" else row.name
+        warm = max(0.0, row.first - row.seconds)
+        pad = f"{100 * row.padding:.1f}%"
+        table_line(label, f"{n / row.seconds:.2f}", f"{row.first:.1f}s", f"{warm:.1f}s", mem, pad, exact)
+        if row.compile_note:
+            print(f"{'':<34} compile: {row.compile_note}")
+
+    by_name = {r.name: r for r in rows}
+    auto = default_attention(args.device) if args.model == "t5" else "sdpa"
+    default_row = by_name.get(auto)
+    if default_row and "today" in by_name:
+        ratio = by_name["today"].seconds / default_row.seconds
+        kind = device_type(args.device)
+        print(f"ratio default path ({auto}, the auto choice on {kind}) / today: {ratio:.2f}x")
+    best = min(rows, key=lambda r: r.seconds)
+    for name, rate, _, _ in original:
+        print(f"ratio best path ({best.name}) / {name}: {n / best.seconds / rate:.1f}x")
+    if failed:
+        sys.exit(f"FAIL: fp32 grades differ from the eager reference: {', '.join(failed)}")
 
 
 if __name__ == "__main__":

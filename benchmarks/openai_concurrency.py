@@ -16,7 +16,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from rubric.llm.cache import ResponseCache  # noqa: E402
+from rubric.llm.base import Request  # noqa: E402
+from rubric.llm.cache import CachedBackend, ResponseCache  # noqa: E402
 from rubric.llm.openai_chat import OpenAIChat  # noqa: E402
 
 server = runpy.run_path(str(ROOT / "tests" / "openai_server.py"))
@@ -28,9 +29,9 @@ def slow_answer(user: str, system: str | None) -> str:
     return server["scripted_answer"](user, system)
 
 
-def timed(backend: OpenAIChat, prompts: list[str]) -> float:
+def timed(backend: OpenAIChat, prompts: list[str], cache: ResponseCache | None = None) -> float:
     start = time.perf_counter()
-    backend.generate(prompts)
+    CachedBackend(backend, cache).generate([Request(p) for p in prompts])
     return time.perf_counter() - start
 
 
@@ -46,10 +47,8 @@ def main() -> None:
             print(f"concurrency {concurrency:>2}: {n / seconds:7.1f} prompts/s  x{base / seconds:5.1f}")
         cache = ResponseCache(Path(tmp) / "c.sqlite")
         prompts = [f"Break the query 'cached q{i}' into questions. Generate 3" for i in range(n)]
-        timed(
-            OpenAIChat(model="bench", base_url=srv.url, concurrency=32, cache=cache, progress=False), prompts
-        )
-        seconds = timed(OpenAIChat(model="bench", base_url=srv.url, cache=cache, progress=False), prompts)
+        timed(OpenAIChat(model="bench", base_url=srv.url, concurrency=32, progress=False), prompts, cache)
+        seconds = timed(OpenAIChat(model="bench", base_url=srv.url, progress=False), prompts, cache)
         print(f"from cache    : {n / seconds:7.1f} prompts/s  x{base / seconds:5.1f}")
 
 

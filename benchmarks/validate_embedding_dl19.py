@@ -75,7 +75,7 @@ def embedding_qrels(grader: EmbeddingGrader, data: Path, nist: Qrels) -> dict[st
             docids = [d for d in docs if d in texts]
             pairs = [(item, texts[d]) for d in docids for item in items.get(qid, [])]
             n_pairs += len(pairs)
-            grades = [int(r.answer) for r in grader.grade_pairs(pairs)]
+            grades = [int(r.text) for r in grader.grade_pairs(pairs)]
             per = len(items.get(qid, []))
             labels[qid] = {d: max(grades[i * per : (i + 1) * per], default=0) for i, d in enumerate(docids)}
         took = time.perf_counter() - start

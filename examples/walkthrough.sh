@@ -28,7 +28,7 @@ export HF_HUB_OFFLINE="${HF_HUB_OFFLINE:-1}" OMP_NUM_THREADS="${OMP_NUM_THREADS:
 mkdir -p "$OUT"
 rubric() { command "${RUBRIC[@]}" "$@"; }  # `command`: not this function
 step() { printf '\n== %s\n' "$*" >&2; }
-wrote() { printf '   wrote %s\n' "$@" >&2; }
+wrote() { printf '   wrote %s\n' "$@" >&2; }  # for commands that do not say so themselves
 
 step "1. convert: pool the top 10 of the three runs with texts and human judgments ($QUERIES queries)"
 rubric convert queries "$DATA/queries.json" --format tsv -o "$OUT/queries.all.tsv"
@@ -56,7 +56,6 @@ rubric grade "$OUT/graded.jsonl.gz" --bank "$QUESTIONS" --prompt "$RATE_Q" \
     --backend embedding --model "$EMB" -o "$OUT/graded.jsonl.gz"
 rubric grade "$OUT/graded.jsonl.gz" --bank "$NUGGETS" --prompt "$RATE_N" \
     --backend embedding --model "$EMB" -o "$OUT/graded.jsonl.gz"
-wrote "$OUT/graded.jsonl.gz"
 rubric convert check "$OUT/graded.jsonl.gz"
 
 step "4. verify: agreement with the human judgments, uncovered passages, spurious items, HTML page"
@@ -74,13 +73,13 @@ rubric verify spurious "$OUT/graded.jsonl.gz" --prompt-class "$RATE_Q" --llm "$E
     --max-judgment 0 --min-grade 4 -o "$OUT/spurious.tsv"
 rubric verify html "$OUT/graded.jsonl.gz" --prompt-class "$RATE_Q" --llm "$EMB_LLM" -o "$OUT/review.html"
 rubric verify html "$OUT/graded.jsonl.gz" --prompt-class "$RATE_Q" --llm "$LLM" -o "$OUT/review-$LLM.html"
-wrote "$OUT/uncovered.tsv" "$OUT/spurious.tsv" "$OUT/review.html (open it in a browser)" "$OUT/review-$LLM.html"
+wrote "$OUT/uncovered.tsv" "$OUT/spurious.tsv"
+printf '   open %s in a browser\n' "$OUT/review.html" >&2
 
 step "5. evaluate: Rubric-Qrels, leaderboards with trec_eval measures, Rubric-Cover, correlation"
 MEASURES=(-m ndcg_cut.10 -m P.5 -m map)
 rubric evaluate leaderboard --qrels "$OUT/qrels.human.txt" --run "$DATA/runs" "${MEASURES[@]}" -l 2 \
     -o "$OUT/leaderboard-human.tsv"
-wrote "$OUT/leaderboard-human.tsv"
 for who in "$LLM" "$EMB_LLM"; do
     tag="${who##*/}"
     rubric evaluate qrels "$OUT/graded.jsonl.gz" --prompt-class "$RATE_Q" --llm "$who" --label max \
@@ -91,7 +90,6 @@ for who in "$LLM" "$EMB_LLM"; do
         -o "$OUT/cover-$tag.tsv"
     rubric evaluate correlate --leaderboard "$OUT/leaderboard-$tag.tsv" \
         --official "$OUT/leaderboard-human.tsv" --measure ndcg_cut.10 -o "$OUT/correlation-$tag.tsv"
-    wrote "$OUT/rubric-$tag.qrels" "$OUT/leaderboard-$tag.tsv" "$OUT/cover-$tag.tsv" "$OUT/correlation-$tag.tsv"
 done
 
 step "Done. Every file is under $OUT; the review page is $OUT/review.html"

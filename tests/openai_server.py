@@ -9,6 +9,10 @@ chosen by markers in the prompt text (which tests put into query texts):
   ``[slow]`` delays the first attempt by ``slow`` seconds;
 - ``fail_rate`` fails that fraction of all requests (429 with ``Retry-After: 0`` or 500), decided
   by a seeded hash of (prompt, attempt), so which requests fail does not depend on timing;
+- ``faults`` maps a marker (or a tuple of markers, all of which must occur) to a :class:`Fault`:
+  every request whose user text contains the marker gets that reply instead (an HTTP status, a
+  raw body such as cut-off JSON or an HTML page, an error body that echoes the request's
+  Authorization header), on every attempt or the first ``times`` ones -- per-prompt failures;
 - answers follow the prompt kind: self-rating prompts get a digit 0-5 and HELM-style direct
   prompts Yes/No, both from the word overlap of question (query) and context; the answer-key QA
   prompt a span of the context and the answer-verification prompt yes/no (``qa_span``,
@@ -18,7 +22,8 @@ chosen by markers in the prompt text (which tests put into query texts):
   says "minor", else ``vital``) and assignment (support when every word of the nugget occurs in
   the passage, partial_support when at least half do, else not_support).
 
-Every request is logged (``requests``) so tests can count retries and check headers.
+Every request is logged (``requests``) so tests can count retries and check headers;
+``answered`` counts the successful replies.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import re
 import threading
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -144,6 +150,32 @@ def scripted_answer(user: str, system: str | None) -> str:
     return body
 
 
+@dataclass(frozen=True)
+class Fault:
+    """A scripted bad reply: ``status`` with ``body`` (bytes sent as is; None: a JSON error object),
+    ``echo_auth`` puts the request's Authorization header into the error message (as some
+    servers do), ``times`` limits it to the first attempts of a prompt (None: always)."""
+
+    status: int = 500
+    body: bytes | None = None
+    content_type: str = "application/json"
+    echo_auth: bool = False
+    times: int | None = None
+
+
+#: Replies that are not chat completions, each sent with status 200.
+HOSTILE_REPLIES = {
+    "cut-off JSON": b'{"choices": [{"message": {"role": "assistant", "content": "4',
+    "an HTML page": b"<html><body><h1>502 Bad Gateway</h1></body></html>",
+    "choices null": b'{"id": "x", "choices": null}',
+    "no choices": b'{"id": "x", "choices": []}',
+    "numeric content": b'{"choices": [{"message": {"role": "assistant", "content": 4}}]}',
+    "no message": b'{"choices": [{"index": 0, "finish_reason": "stop"}]}',
+    "a JSON list": b"[1, 2, 3]",
+    "an error object": b'{"error": {"message": "model overloaded"}}',
+}
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: OpenAIServer
     protocol_version = "HTTP/1.1"  # keep-alive: the client reuses connections, as with real servers
@@ -151,10 +183,12 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args: Any) -> None:  # keep test output clean
         pass
 
-    def _send(self, status: int, body: dict, headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(body).encode()
+    def _send(
+        self, status: int, body: dict | bytes, headers: dict[str, str] | None = None, content_type: str = ""
+    ) -> None:
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", content_type or "application/json")
         self.send_header("Content-Length", str(len(data)))
         for k, v in (headers or {}).items():
             self.send_header(k, v)
@@ -205,6 +239,17 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if attempt == 0 and "[slow]" in user:
             time.sleep(srv.slow)
+        for marker, fault in srv.faults.items():
+            markers = (marker,) if isinstance(marker, str) else marker
+            if all(m in user for m in markers) and (fault.times is None or attempt < fault.times):
+                with srv.lock:
+                    srv.failures_sent += 1
+                message = "scripted failure"
+                if fault.echo_auth:
+                    message += f" (request had Authorization: {self.headers.get('Authorization')})"
+                body = fault.body if fault.body is not None else {"error": {"message": message}}
+                self._send(fault.status, body, content_type=fault.content_type)
+                return
         fail = random.Random(f"{srv.seed}|{digest}|{attempt}").random()
         if (attempt == 0 and "[429]" in user) or fail < srv.fail_rate / 2:
             with srv.lock:
@@ -234,6 +279,8 @@ class _Handler(BaseHTTPRequestHandler):
         elif req.get("logprobs"):
             self._send(400, {"error": {"message": "logprobs are not supported by this server"}})
             return
+        with srv.lock:
+            srv.answered += 1
         self._send(
             200,
             {
@@ -251,14 +298,15 @@ class OpenAIServer(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self, fail_rate: float = 0.0, seed: int = 0, slow: float = 0.0, api_key: str | None = None,
-                 logprobs: bool = True, answer: Any = scripted_answer):  # fmt: skip
+                 logprobs: bool = True, answer: Any = scripted_answer,
+                 faults: dict[str | tuple[str, ...], Fault] | None = None):  # fmt: skip
         super().__init__(("127.0.0.1", 0), _Handler)
         self.fail_rate, self.seed, self.slow, self.api_key = fail_rate, seed, slow, api_key
-        self.logprobs, self.answer = logprobs, answer
+        self.logprobs, self.answer, self.faults = logprobs, answer, dict(faults or {})
         self.lock = threading.Lock()
         self.attempts: dict[str, int] = {}
         self.requests: list[dict] = []
-        self.failures_sent = 0
+        self.failures_sent = self.answered = 0
         self.in_flight = self.max_in_flight = 0
 
     def handle_error(self, request: Any, client_address: Any) -> None:

@@ -26,7 +26,7 @@ def test_failed_window_and_importance_are_recorded_not_dropped():
         "q2": ["Zebras have black and white stripes.", "Minor fact zebras live in herds."],
     }
     with server["serve"](answer=answer) as srv:
-        backend = OpenAIChat(model="m", base_url=srv.url, retry_base=0.01)
+        backend = OpenAIChat(model="m", base_url=srv.url, retry_base=0.01)  # no cache: every prompt asked
         banks, errors = nuggetize(
             {"q1": "bees", "q2": "zebras"},
             passages,

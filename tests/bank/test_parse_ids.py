@@ -7,7 +7,7 @@ import hashlib
 import pytest
 
 from rubric.bank.ids import item_id
-from rubric.bank.parse import ParseError, parse_labels, parse_list
+from rubric.llm.lists import ParseError, parse_labels, parse_list
 
 LABELS = {"support": "support", "partial_support": "partial_support", "not_support": "not_support"}
 

@@ -253,3 +253,28 @@ def test_killed_generate_resumes_without_asking_again(cli, tmp_path):
         assert "8 prompts, 4 from cache, 0 retries, 0 failed" in r.stderr
         assert len(srv.requests) == 12  # only the 4 unanswered prompts were asked again
     assert {b.query_id for b in read_bank(out)} == set(queries)
+
+
+def test_generate_one_failing_query_fails_alone_and_the_rerun_asks_only_it(cli, tmp_path):
+    """A query whose prompt the server always refuses (HTTP 400) among 20: 19 banks written and
+    cached, exit 1 with the query and the cause listed; the rerun sends exactly that one request."""
+    from rubric.llm.cache import ResponseCache
+
+    fault = runpy.run_path(str(Path(__file__).parents[1] / "openai_server.py"))["Fault"]
+    queries = {f"q{i}": f"topic number {i}" for i in range(19)} | {"bad": "topic POISON"}
+    (tmp_path / "q.json").write_text(json.dumps(queries))
+    out = tmp_path / "bank.jsonl"
+    args = ("bank", "generate", "-q", tmp_path / "q.json", "-o", out)
+    with serve(faults={"POISON": fault(400)}) as srv:
+        r = cli(*args, *llm_args(srv.url, tmp_path))
+        assert r.returncode == 1
+        assert "failed: bad: no answer from the LLM (HTTP 400 (scripted failure))" in r.stderr
+        assert "wrote 19 of 20 banks" in r.stderr and "1 queries failed" in r.stderr
+        assert len(srv.requests) == 20 and len(ResponseCache(tmp_path / "cache.sqlite")) == 19
+        again = cli(*args, *llm_args(srv.url, tmp_path))
+        assert again.returncode == 1 and len(srv.requests) == 21
+        assert "POISON" in srv.requests[-1]["body"]["messages"][0]["content"]
+    with serve() as srv:
+        fixed = cli(*args, *llm_args(srv.url, tmp_path))
+        assert fixed.returncode == 0 and len(srv.requests) == 1
+    assert {b.query_id for b in read_bank(out)} == set(queries)

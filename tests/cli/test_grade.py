@@ -214,6 +214,23 @@ def test_user_errors(cli, user_error, tmp_path, models, pool):
     user_error(
         cli("grade", tmp_path / "missing.jsonl", "--bank", bank, "-p", SELF, "-o", out), "missing.jsonl"
     )
+    # a model made for another backend says which one; backends without a default need --model
+    user_error(
+        cli("grade", pool, "--bank", bank, "-p", SELF, "-m", models["qa"], "-o", out),
+        f"--model {models['qa']}: a model for --backend hf-qa, not hf-seq2seq; add --backend hf-qa",
+    )
+    user_error(
+        cli(
+            "grade", pool, "--bank", bank, "-p", SELF, "--backend", "hf-causal", "-m", models["t5"], "-o", out
+        ),
+        "not hf-causal; add --backend hf-seq2seq",
+    )
+    user_error(
+        cli("grade", pool, "--bank", bank, "-p", SELF, "-m", "minilm-l6", "-o", out),
+        "--model minilm-l6: a model for --backend embedding",
+    )
+    user_error(cli("grade", pool, "--bank", bank, "-p", SELF, "--backend", "hf-causal", "-o", out),
+               "--model: required with --backend hf-causal")  # fmt: skip
     assert not out.exists()
 
 
@@ -225,4 +242,54 @@ def test_help_lists_subcommands_and_defaults(cli):
     r = cli("grade", "exam", "--help")
     for opt in ("--bank", "--backend", "--device", "--dtype", "--batch-size", "--token-budget", "--cache"):
         assert opt in r.stdout
+    from rubric.llm.registry import BACKENDS
+
+    listed = "".join(r.stdout.split())  # help wraps lines at hyphens: compare without blanks
+    assert all(f"{name}(" in listed for name in BACKENDS), listed  # every registered backend
     assert "Example:" in r.stdout and "Default: 512" in r.stdout
+
+
+def test_query_subset_stdin_and_stdout(whole, tmp_path):
+    """`--query` grades only those queries (the output holds them); the passages file may come
+    on stdin and the graded file go to stdout; a missing selected query is named on stderr."""
+    out, _, args = whole
+    pool, rest = args[0], [str(a) for a in args[1:]]
+    sub = tmp_path / "sub.jsonl.gz"
+    r = root_conftest.run_cli("grade", pool, *rest, "--query", "q2", "--query", "q9", "-o", sub)
+    assert r.returncode == 0, r.stderr
+    assert "query q9 is not in" in r.stderr
+    graded = {q: ps for q, ps in lines(out)}
+    assert lines(sub) == [["q2", graded["q2"]]]  # equal to the whole run's q2, answered from the cache
+
+    piped = subprocess.run(
+        [sys.executable, "-m", "rubric", "grade", "-", *rest, "--query", "q2", "-o", "-"],
+        input=gzip.decompress(pool.read_bytes()), capture_output=True, env=root_conftest.cli_env(),
+    )  # fmt: skip
+    root_conftest.assert_no_traceback(piped.stderr.decode())
+    assert piped.returncode == 0, piped.stderr.decode()
+    assert [json.loads(x) for x in piped.stdout.decode().splitlines()] == [["q2", graded["q2"]]]
+    assert not list(Path.cwd().glob("-*")), "no file named '-' or '-.partial' was written"
+
+    none = root_conftest.run_cli("grade", pool, *rest, "--query", "q9", "-o", tmp_path / "none.jsonl.gz")
+    root_conftest.assert_user_error(none, "none of the selected queries is in")
+    assert not (tmp_path / "none.jsonl.gz").exists()
+
+
+def test_attention_options(whole, tmp_path):
+    """--attention eager / sdpa grade alike; the summary names the path; openai refuses them."""
+    _, _, args = whole
+    got = {}
+    for attention in ("eager", "sdpa"):
+        o = tmp_path / f"{attention}.jsonl.gz"
+        r = root_conftest.run_cli(
+            "grade", *args[:-2], "--no-cache", "--attention", attention, "--query", "q1", "-o", o
+        )
+        assert r.returncode == 0, r.stderr
+        assert f"attention {attention}" in r.stderr
+        got[attention] = lines(o)
+    assert got["eager"] == got["sdpa"]
+    r = root_conftest.run_cli(
+        "grade", args[0], "--bank", BANKS / "questions.jsonl", "-p", SELF, "--backend", "openai",
+        "-m", "x", "--base-url", "http://127.0.0.1:9", "--attention", "sdpa", "-o", tmp_path / "o.jsonl.gz",
+    )  # fmt: skip
+    root_conftest.assert_user_error(r, "--attention")

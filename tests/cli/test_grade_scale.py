@@ -5,8 +5,10 @@ from __future__ import annotations
 import gzip
 import importlib.util
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -150,3 +152,113 @@ def test_ray_options(cli, user_error, tmp_path, setup):
     user_error(cli("grade", *args, "--ray", "-o", out), "--ray", "--workers")
     user_error(cli("grade", *args, "--ray-address", "auto", "-o", out), "--ray-address")
     assert not out.exists()
+
+
+def worker_pids(parent: int) -> list[int]:
+    """The spawned grading workers of ``parent`` (not multiprocessing's resource tracker)."""
+    pids = []
+    for task in Path(f"/proc/{parent}/task").iterdir():
+        for pid in (task / "children").read_text().split():
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            if b"spawn_main" in cmdline:
+                pids.append(int(pid))
+    return pids
+
+
+def gone(pid: int) -> bool:
+    """Ended (a zombie waiting for init to reap it has ended too)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc to find the workers")
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_workers_die_with_their_parent_and_the_rerun_resumes(cli, tmp_path, setup, sig):
+    """kill -9 (or SIGTERM) the parent of `--workers 2` while both workers grade: no worker is left
+    after 5 s, and rerunning the command resumes from the parts and writes the one-process file."""
+    big = _load("test_grade", HERE / "test_grade.py")
+    passages, bank = big.big_pool(tmp_path)
+    t5 = setup[0][6]
+    args = ["grade", passages, "--bank", bank, "-p", SELF, "-m", t5, "--no-fast", "--no-cache",
+            "--max-new-tokens", "12", "--checkpoint-pairs", "16", "--device", "cpu"]  # fmt: skip
+    out = tmp_path / "out.jsonl.gz"
+    folder = tmp_path / "out.jsonl.gz.workers"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rubric", *map(str, args), "--workers", "2", "-o", out],
+        env=root_conftest.cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        partials = [folder / f"part-{i}-of-2.jsonl.gz.partial" for i in (1, 2)]
+        deadline = time.time() + 180
+        while time.time() < deadline and not all(
+            p.exists() and p.read_text().count("\n") >= 2 for p in partials
+        ):
+            time.sleep(0.05)
+        workers = worker_pids(proc.pid)
+        assert len(workers) == 2 and proc.poll() is None
+        os.kill(proc.pid, sig)
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and not all(gone(w) for w in workers):
+            time.sleep(0.05)
+        assert all(gone(w) for w in workers), [w for w in workers if not gone(w)]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    if sig == signal.SIGTERM:
+        assert proc.returncode == 128 + signal.SIGTERM and "Traceback" not in proc.stderr.read()
+    assert not out.exists() and folder.exists()
+    r = cli(*args, "--workers", "2", "-o", out)
+    assert r.returncode == 0, r.stderr
+    worker_lines = [line for line in r.stderr.splitlines() if line.startswith("worker ")]
+    assert len(worker_lines) == 2 and all("queries resumed" in line for line in worker_lines)
+    single = tmp_path / "single.jsonl.gz"
+    assert cli(*args, "-o", single).returncode == 0
+    assert gzip.decompress(out.read_bytes()) == gzip.decompress(single.read_bytes())
+
+
+def descendants(pid: int) -> list[int]:
+    from rubric.grading.reaper import descendants as of
+
+    return sorted(of(pid))
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="the 'ray' extra is not installed")
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_ray_processes_die_with_the_driver(cli, tmp_path, setup, sig):
+    """kill -9 (or SIGTERM) the driver of a private Ray instance while its tasks grade: none of
+    Ray's processes (GCS, raylet, agents, workers) is left after 5 s; the rerun writes the file."""
+    big = _load("test_grade", HERE / "test_grade.py")
+    passages, bank = big.big_pool(tmp_path)
+    args = ["grade", passages, "--bank", bank, "-p", SELF, "-m", setup[0][6], "--no-fast", "--no-cache",
+            "--max-new-tokens", "12", "--device", "cpu", "--ray", "--workers", "2"]  # fmt: skip
+    out = tmp_path / "out.jsonl.gz"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rubric", *map(str, args), "-o", out],
+        env=root_conftest.cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.time() + 180
+        tree: list[int] = []
+        while time.time() < deadline and proc.poll() is None:
+            tree = descendants(proc.pid)
+            shards = [p for p in tree if b"_ray_shard" in Path(f"/proc/{p}/cmdline").read_bytes()]
+            if len(shards) == 2:
+                break
+            time.sleep(0.2)
+        assert proc.poll() is None and len(tree) > 4
+        time.sleep(1)  # the watcher notes the processes every half second
+        tree = descendants(proc.pid)
+        os.kill(proc.pid, sig)
+        proc.wait(timeout=60)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and not all(gone(p) for p in tree):
+            time.sleep(0.05)
+        assert [p for p in tree if not gone(p)] == []
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    r = cli(*args, "-o", out)
+    assert r.returncode == 0, r.stderr

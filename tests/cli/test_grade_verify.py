@@ -66,9 +66,10 @@ def setup(tmp_path_factory):
 
 
 def test_two_stages_with_a_tiny_t5(setup):
-    from rubric.grading.answer_key import verification_prompts
     from rubric.grading.parse import is_ill_formed, is_unanswerable, yes_no
     from rubric.grading.prompts import get_prompt
+    from rubric.grading.verification import verification_prompts
+    from rubric.llm.base import Request
     from rubric.llm.registry import make_backend
 
     root, model, pool, bank = setup
@@ -105,7 +106,7 @@ def test_two_stages_with_a_tiny_t5(setup):
     assert f"{2 * pairs} pairs graded, {n} answers verified, {pairs} from cache" in r.stderr
     backend = make_backend("hf-seq2seq", str(model), device="cpu", dtype="float32", max_new_tokens=4)
     unique = list(dict.fromkeys(t for _, _, ts in asks for t in ts))
-    said = dict(zip(unique, backend.generate(unique), strict=True))
+    said = dict(zip(unique, [r.text for r in backend.generate([Request(t) for t in unique])], strict=True))
     for rec, item_id, texts in asks:
         correct = any(yes_no(said[t]) is True for t in texts)
         assert item_id in (rec["correctAnswered"] if correct else rec["wrongAnswered"])

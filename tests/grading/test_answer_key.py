@@ -10,10 +10,9 @@ from rubric.grading.answer_key import (
     matches,
     normalize,
     true_false_key,
-    verification_prompts,
-    verified,
 )
 from rubric.grading.prompts import get_prompt
+from rubric.grading.verification import verification_prompts, verified
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from rubric.grading.parse import get_parser
+from rubric.llm.base import Request
 from rubric.llm.prefetch import prefetch
 from rubric.llm.registry import make_backend
 
@@ -89,7 +90,7 @@ def test_padded_tensors_match_the_tokenizer(kind, t5_dir, gpt2_dir):
 def test_token_ids_are_remembered_and_long_prompts_cut_like_the_tokenizer(t5_dir):
     backend = make_backend("hf-seq2seq", str(t5_dir), device="cpu", max_input_tokens=32, batch_size=4)
     texts = prompts_of(words, 12, 4)
-    lengths = backend.token_lengths(texts)
+    lengths = backend.token_lengths([Request(t) for t in texts])
     assert set(backend._ids) == set(texts)  # batching these prompts tokenises nothing again
     assert lengths == [len(backend.tokenizer(t)["input_ids"]) for t in texts]
     assert max(lengths) > 32
@@ -107,15 +108,15 @@ def test_fast_path_grades_equal_one_prompt_at_a_time(kind, tmp_path, gpt2_dir):
         folder, backend_name = tiny_models.build_t5(tmp_path / "t5", grader_like=True, seed=2), "hf-seq2seq"
     else:
         folder, backend_name = gpt2_dir, "hf-causal"
-    prompts = prompts_of(words, 240, 5)
+    prompts = [Request(p) for p in prompts_of(words, 240, 5)]
     parser = get_parser("self_rating")
     common = dict(device="cpu", max_new_tokens=6)
     fast = make_backend(backend_name, str(folder), batch_size=32, pad_multiple=8, **common)
     one = make_backend(backend_name, str(folder), batch_size=1, **common)
-    ratings = fast.rate(prompts, parser.choices)
-    alone = one.generate(prompts)
-    assert [r.answer for r in ratings] == alone
-    assert [parser.parse(r.answer) for r in ratings] == [parser.parse(a) for a in alone]
+    ratings = [r.text for r in fast.rate(prompts, parser.choices)]
+    alone = [r.text for r in one.generate(prompts)]
+    assert ratings == alone
+    assert [parser.parse(r) for r in ratings] == [parser.parse(a) for a in alone]
 
 
 def test_choice_probabilities_equal_the_full_distribution(t5_dir):
@@ -125,7 +126,7 @@ def test_choice_probabilities_equal_the_full_distribution(t5_dir):
     backend = make_backend("hf-seq2seq", str(t5_dir), device="cpu", max_new_tokens=2, batch_size=8)
     choices = get_parser("self_rating").choices
     prompts = prompts_of(words, 20, 6)
-    got = [r.probabilities for r in backend.rate(prompts, choices)]
+    got = [r.probabilities for r in backend.rate([Request(p) for p in prompts], choices)]
     vocab = backend.tokenizer.get_vocab()
     with torch.inference_mode():
         for idx, batch in backend._batches(prompts):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from rubric.errors import UserError
-from rubric.grading.grader import GradeStats
-from rubric.grading.workers import _add, parse_devices, parts_folder
+from rubric.grading.engine import GradeStats, PairFailure
+from rubric.grading.workers import parse_devices, parts_folder
 
 
 def test_parse_devices():
@@ -33,10 +33,12 @@ def test_parse_devices_cuda_without_gpu():
 
 def test_stats_add_up(tmp_path):
     total = GradeStats()
-    _add(total, GradeStats(queries=2, pairs=10, cached=3, failures=1, errors=["a"]))
-    _add(total, GradeStats(queries=1, pairs=5, errors=["b"]))
-    got = (total.queries, total.pairs, total.cached, total.failures, total.errors)
-    assert got == (3, 15, 3, 1, ["a", "b"])
+    a = PairFailure("q1", "d1", "q1/x", "P", "HTTP 500")
+    total.add(GradeStats(queries=2, pairs=10, cached=3, failures=1, failed=[a], resumed_queries=1))
+    total.add(GradeStats(queries=1, pairs=5, verifications=4, fallbacks=2, queries_without_items=1))
+    got = (total.queries, total.pairs, total.cached, total.failures, total.failed, total.verifications)
+    assert got == (3, 15, 3, 1, [a], 4)
+    assert (total.fallbacks, total.resumed_queries, total.queries_without_items) == (2, 1, 1)
     assert parts_folder(tmp_path / "g.jsonl.gz") == tmp_path / "g.jsonl.gz.workers"
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from rubric.data.models import NuggetItem, QuestionItem
 from rubric.errors import UserError
-from rubric.grading.grader import check_prompts
+from rubric.grading.engine import check_prompts
 from rubric.grading.prompts import get_prompt, load_prompt_file
 from rubric.grading.verification import Verdict, answer_prompt, verdict, verification_texts
 

@@ -70,10 +70,13 @@ def test_grades_on_the_example_follow_human_judgments(grader):
                 keys.append((bank.query_id, docid))
                 pairs.append((item.item_text, texts[docid]))
     ratings = grader.grade_pairs(pairs)
-    assert all(r.answer in {"0", "1", "2", "3", "4", "5"} and r.probabilities is None for r in ratings)
+    assert all(r.text in {"0", "1", "2", "3", "4", "5"} and r.probabilities is None for r in ratings)
+    # the grade is the bucket of the similarity, which each answer keeps as its score
+    assert [r.text for r in ratings] == [str(grade_of(r.score)) for r in ratings]
+    assert [r.score for r in ratings] == pytest.approx(grader.similarities(pairs), abs=1e-6)
     best: dict[tuple[str, str], int] = {}
     for key, rating in zip(keys, ratings, strict=True):
-        best[key] = max(best.get(key, 0), int(rating.answer))
+        best[key] = max(best.get(key, 0), int(rating.text))
     relevant = [g for (q, d), g in best.items() if qrels[q][d] >= 2]
     off_topic = [g for (q, d), g in best.items() if qrels[q][d] == 0]
     # a passage judged relevant almost always states some answer (grade >= 4); off-topic rarely
@@ -89,3 +92,31 @@ def test_user_errors_name_the_option(tmp_path):
         EmbeddingGrader(device="tpu").grade_pairs([("a", "b")])
     with pytest.raises(UserError, match="--batch-size"):
         EmbeddingGrader(batch_size=0)
+
+
+def test_graded_files_keep_the_similarity_next_to_the_grade(cli, tmp_path):
+    """`rubric grade --backend embedding`: each self-rating is the bucket of a cosine similarity,
+    which the record keeps (rounded to 4 decimals) in ``similarity``; a rerun from the cache
+    writes the same file."""
+    import gzip
+    import json
+
+    passages = tmp_path / "passages.jsonl.gz"
+    r = cli("convert", "runs", "--queries", EXAMPLE / "queries.json", "--collection",
+            EXAMPLE / "collection.tsv", "--qrels", EXAMPLE / "qrels.txt", "--top-k", "3", EXAMPLE / "runs",
+            "-o", passages)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    args = ["grade", passages, "--bank", EXAMPLE / "questions.jsonl", "-p",
+            "QuestionSelfRatedUnanswerablePromptWithChoices", "--backend", "embedding", "--device", "cpu",
+            "--cache", tmp_path / "c.sqlite"]  # fmt: skip
+    assert cli(*args, "-o", tmp_path / "a.jsonl.gz").returncode == 0
+    again = cli(*args, "-o", tmp_path / "b.jsonl.gz")  # no --model: minilm-l6 is the default
+    assert again.returncode == 0 and " 0 pairs graded" not in again.stderr
+    graded = gzip.decompress((tmp_path / "a.jsonl.gz").read_bytes())
+    assert graded == gzip.decompress((tmp_path / "b.jsonl.gz").read_bytes())
+    ratings = [r for line in graded.decode().splitlines() for p in json.loads(line)[1]
+               for g in p["exam_grades"] for r in g["self_ratings"]]  # fmt: skip
+    assert len(ratings) > 50 and len({r["similarity"] for r in ratings}) > 20
+    for r in ratings:
+        near = min(abs(r["similarity"] - t) for t in THRESHOLDS) < 1e-4  # rounding may cross a bound
+        assert near or r["self_rating"] == grade_of(r["similarity"])

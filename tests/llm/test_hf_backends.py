@@ -8,25 +8,34 @@ import pytest
 
 from rubric.errors import UserError
 from rubric.grading.parse import get_parser
+from rubric.llm.base import Answer, ChoiceRater, PairGrader, Request, TokenCounter
 from rubric.llm.hf_common import sorted_batches
 from rubric.llm.hf_qa import HFQuestionAnswering
 from rubric.llm.registry import BACKENDS, make_backend
 
 
-def random_prompts(words: list[str], n: int, seed: int) -> list[str]:
+def random_prompts(words: list[str], n: int, seed: int) -> list[Request]:
     rng = random.Random(seed)
-    return [" ".join(rng.choice(words) for _ in range(rng.randint(3, 40))) + " rating :" for _ in range(n)]
+    return [
+        Request(" ".join(rng.choice(words) for _ in range(rng.randint(3, 40))) + " rating :")
+        for _ in range(n)
+    ]
 
 
-def check_fast_equals_generation(backend, prompts: list[str]) -> tuple[int, int]:
+def texts(results) -> list[str]:
+    assert all(isinstance(r, Answer) for r in results), [r for r in results if not isinstance(r, Answer)]
+    return [r.text for r in results]
+
+
+def check_fast_equals_generation(backend, prompts: list[Request]) -> tuple[int, int]:
     """Fast rating gives exactly greedy generation's answers (hence parses); returns (early, fallbacks)."""
     parser = get_parser("self_rating")
-    generated = backend.generate(prompts)
-    before = backend.fallbacks
+    generated = texts(backend.generate(prompts))
+    before = backend.stats.fallbacks
     ratings = backend.rate(prompts, parser.choices)
-    fallbacks = backend.fallbacks - before
-    assert [r.answer for r in ratings] == generated
-    assert [parser.parse(r.answer) for r in ratings] == [parser.parse(a) for a in generated]
+    fallbacks = backend.stats.fallbacks - before
+    assert texts(ratings) == generated
+    assert [parser.parse(r.text) for r in ratings] == [parser.parse(a) for a in generated]
     for r in ratings:
         assert set(r.probabilities) == set(parser.choices)
         assert 0.0 <= sum(r.probabilities.values()) <= 1.0 + 1e-6
@@ -52,22 +61,51 @@ def test_causal_fast_rating_equals_generation_on_2000_pairs(gpt2_dir, words):
     assert early > 200 and fallbacks > 200, (early, fallbacks)
 
 
-def test_causal_chat_template_and_system(gpt2_chat_dir):
+def test_causal_chat_template_and_system(gpt2_chat_dir, gpt2_dir):
     backend = make_backend("hf-causal", str(gpt2_chat_dir), max_new_tokens=4)
-    assert backend.chat and backend.options()["chat_template"] is True
-    plain = backend.token_lengths(["bees collect nectar"])[0]
-    backend.with_system("rating question")
-    assert backend.token_lengths(["bees collect nectar"])[0] == plain + 5  # "system : rating question ;"
-    assert backend.options()["system"] == "rating question"
-    answers = backend.generate(["bees collect nectar", "why is the sky blue"])
-    assert len(answers) == 2 and all(isinstance(a, str) for a in answers)
+    assert backend.chat and backend.supports_system and backend.options()["chat_template"] is True
+    plain = backend.token_lengths([Request("bees collect nectar")])[0]
+    with_system = Request("bees collect nectar", system="rating question")
+    assert backend.token_lengths([with_system])[0] == plain + 5  # "system : rating question ;"
+    answers = backend.generate([with_system, Request("why is the sky blue")])
+    assert len(texts(answers)) == 2
+    base = make_backend("hf-causal", str(gpt2_dir), max_new_tokens=4)  # no chat template: no system role
+    assert not base.supports_system
+    assert base.token_lengths([with_system]) == base.token_lengths(
+        [Request("rating question\n\nbees collect nectar")]
+    )
+
+
+def test_capabilities_are_declared_by_type(gpt2_dir, t5_dir, qa_dir):
+    t5 = make_backend("hf-seq2seq", str(t5_dir))
+    assert isinstance(t5, ChoiceRater) and isinstance(t5, TokenCounter) and not isinstance(t5, PairGrader)
+    assert not t5.supports_system  # system text goes before the prompt
+    qa = make_backend("hf-qa", str(qa_dir))
+    assert isinstance(qa, PairGrader) and not isinstance(qa, ChoiceRater)
 
 
 def test_beam_search_is_recorded_and_rate_generates(t5_dir, words):
     backend = make_backend("hf-seq2seq", str(t5_dir), num_beams=3, max_new_tokens=4)
     assert backend.options()["decoding"] == "beam" and backend.options()["num_beams"] == 3
     prompts = random_prompts(words, 10, 4)
-    assert [r.answer for r in backend.rate(prompts, list("012345"))] == backend.generate(prompts)
+    assert texts(backend.rate(prompts, list("012345"))) == texts(backend.generate(prompts))
+
+
+def test_a_batch_that_raises_fails_only_the_prompt_that_breaks_it(t5_dir, words):
+    """A prompt that makes the model raise (here: a token id beyond the embedding table, as a
+    corrupt tokenizer would) fails alone; every other prompt of its batch is answered, as the
+    answers of a batch without it, and reported through on_results."""
+    backend = make_backend("hf-seq2seq", str(t5_dir), max_new_tokens=4, batch_size=8)
+    prompts = random_prompts(words, 12, 9)
+    clean = texts(backend.generate(prompts))
+    poison = Request("poison pill rating :")
+    backend._ids[poison.text] = [backend.net.config.vocab_size + 1000, 1]  # the memo feeds the batch
+    seen = []
+    got = backend.generate([*prompts[:5], poison, *prompts[5:]], lambda batch: seen.extend(batch))
+    failure = got[5]
+    assert not isinstance(failure, Answer) and failure.cause.startswith("IndexError: index out of range")
+    assert texts(got[:5] + got[6:]) == clean
+    assert sorted(i for i, _ in seen) == list(range(13))
 
 
 def test_qa_spans_come_from_the_context(qa_dir):
@@ -75,7 +113,7 @@ def test_qa_spans_come_from_the_context(qa_dir):
     pairs = [("why is the sky blue", "light scatters short wavelengths air molecules " * 3)] * 3
     pairs.append(("what causes tides", "moon gravity pulls oceans"))
     for (_, context), r in zip(pairs, backend.grade_pairs(pairs), strict=True):
-        assert r.answer == "" or r.answer in context
+        assert r.text == "" or r.text in context
 
 
 def test_qa_span_decoding_and_no_answer():

@@ -63,12 +63,14 @@ def _bias(model, tok, start: str, digit_bias: float, eos_bias: float, loud: floa
         head[tok.eos_token_id] += eos_bias * after_digit / after_digit.norm() * head[tok.eos_token_id].norm()
 
 
-def _grader_like(model, tok, seed: int, loud: float = 20.0) -> None:
+def _grader_like(model, tok, seed: int, loud: float = 20.0, words: float = 0.0) -> None:
     """Tied embeddings E with E[start] = u, E[digit i] = 1.5u + v_i, E[eos] = 4 sum(v_i).
 
     The residual stream of a random T5 is dominated by loud input embeddings, so after the start
     token the digits score highest (which digit: the network's input-dependent noise decides),
-    and after a digit d the end-of-sequence row beats d itself.
+    and after a digit d the end-of-sequence row beats d itself. ``words > 0`` (causal models,
+    where a prompt's last word is the start) also sets every other word to u plus ``words``
+    times its own random direction.
     """
     import torch
 
@@ -84,6 +86,9 @@ def _grader_like(model, tok, seed: int, loud: float = 20.0) -> None:
         vs.append(v / v.norm())
     scale = loud * d**0.5
     with torch.no_grad():
+        if words:
+            noise = torch.randn(emb.shape, generator=gen)
+            emb.copy_(scale * (u + words * noise / noise.norm(dim=1, keepdim=True)))
         emb[tok.pad_token_id] = scale * u
         for i, digit in enumerate("012345"):
             emb[tok.convert_tokens_to_ids(digit)] = scale * (1.5 * u + vs[i])
@@ -140,9 +145,22 @@ def build_t5(
 
 
 def build_gpt2(
-    folder: Path, digit_bias: float = 2.0, eos_bias: float = 3.0, seed: int = 0, chat: bool = False
+    folder: Path,
+    digit_bias: float = 2.0,
+    eos_bias: float = 3.0,
+    seed: int = 0,
+    chat: bool = False,
+    n_embd: int = 32,
+    n_layer: int = 2,
+    n_head: int = 2,
+    n_positions: int = 256,
+    vocab_size: int | None = None,
+    grader_like: bool = False,
 ) -> Path:
-    """A random GPT-2 (optionally with a chat template) and a word-level tokenizer."""
+    """A random GPT-2 (optionally with a chat template) and a word-level tokenizer; tiny unless
+    a shape is given (the throughput benchmark uses GPT-2 sizes). ``grader_like``: tied
+    embeddings shaped so that answers are mostly a digit, then end of sequence (see
+    :func:`_grader_like`); otherwise ``digit_bias`` / ``eos_bias`` tilt the random model."""
     import torch
     from transformers import GPT2Config, GPT2LMHeadModel
 
@@ -154,18 +172,21 @@ def build_gpt2(
             "{% if add_generation_prompt %}answer : {% endif %}"
         )
     cfg = GPT2Config(
-        vocab_size=len(tok),
-        n_embd=32,
-        n_layer=2,
-        n_head=2,
-        n_positions=256,
+        vocab_size=vocab_size or len(tok),
+        n_embd=n_embd,
+        n_layer=n_layer,
+        n_head=n_head,
+        n_positions=n_positions,
         bos_token_id=0,
         eos_token_id=0,
         pad_token_id=0,
-        tie_word_embeddings=False,
+        tie_word_embeddings=grader_like,
     )
     model = GPT2LMHeadModel(cfg)
-    _bias(model, tok, ":", digit_bias, eos_bias, loud=1.0)
+    if grader_like:
+        _grader_like(model, tok, seed, words=0.5)
+    else:
+        _bias(model, tok, ":", digit_bias, eos_bias, loud=1.0)
     model.save_pretrained(folder)
     tok.save_pretrained(folder)
     return folder

@@ -16,21 +16,13 @@ from itertools import islice
 
 from rubric.data.files import open_text
 from rubric.data.models import ExamGrades, NuggetItem, QuestionItem
-from rubric.grading.grader import Grader
 from rubric.grading.parse import get_parser, is_ill_formed, is_unanswerable
 from rubric.grading.prompts import get_prompt
-from rubric.llm.base import Rating
+from rubric.grading.records import exam_record
+from rubric.llm.base import Answer
 
 PUNCT = string.punctuation + " "
-
-
-class Recorded:
-    """Stands for the model that produced the file: its answers are given, not generated."""
-
-    name, model = "recorded", "google/flan-t5-large"
-
-    def options(self):
-        return {}
+LLM = "google/flan-t5-large"  # the model that produced the file: its answers are given, not generated
 
 
 def test_records_match_the_original_tool(shared):
@@ -49,9 +41,8 @@ def test_records_match_the_original_tool(shared):
                     items = [
                         make(query_id="q", **{f"{key}_id": i, f"{key}_text": "x"}) for i, _ in orig.answers
                     ]
-                    grader = Grader(Recorded(), [prompt], items={"q": items})
-                    got = [Rating(str(a)) for _, a in orig.answers]
-                    ours = grader._exam_record(prompt, parser, items, got)
+                    got = [Answer(str(a)) for _, a in orig.answers]
+                    ours = exam_record(prompt, parser, items, got, LLM, {})
                     same = (
                         sorted(ours.correctAnswered) == sorted(orig.correctAnswered)
                         and sorted(ours.wrongAnswered) == sorted(orig.wrongAnswered)

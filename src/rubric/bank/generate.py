@@ -1,7 +1,7 @@
 """Phase 1: generate a test bank of questions or nuggets per query (or query facet) with an LLM.
 
 The prompts are the papers' (Workbench Table 1, RUBRIC Table 1, EXAM++ Table 1) with the JSON
-instruction; answers are parsed robustly (:mod:`rubric.bank.parse`) and re-asked a bounded
+instruction; answers are parsed robustly (:mod:`rubric.llm.lists`) and re-asked a bounded
 number of times. A topic whose answer stays unreadable or unanswered gets no bank and is
 reported by the caller, never written as an empty bank.
 """
@@ -12,16 +12,16 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from rubric.bank.ask import ask_parsed, backend_info
 from rubric.bank.ids import item_id
-from rubric.bank.parse import ParseError, parse_list
 from rubric.data.files import read_text, text_lines
 from rubric.data.models import NuggetItem, QuestionItem, TestBank
 from rubric.errors import UserError
 from rubric.grading.prompts import Prompt
-from rubric.llm.openai_chat import ChatPrompt
+from rubric.llm.ask import ask_parsed, backend_info
+from rubric.llm.base import Request, TextGenerator
+from rubric.llm.cache import CachedBackend, ResponseCache
+from rubric.llm.lists import ParseError, parse_list
 
 
 @dataclass(frozen=True)
@@ -63,15 +63,19 @@ def build_items(topic: Topic, kind: str, texts: Sequence[str]) -> list[QuestionI
 def generate_banks(
     topics: Sequence[Topic],
     prompt: Prompt,
-    backend: Any,
+    backend: TextGenerator,
     kind: str,
     per_query: int = 10,
     parse_retries: int = 2,
     test_collection: str = "",
+    cache: ResponseCache | None = None,
 ) -> tuple[list[TestBank], list[str]]:
-    """Banks of the topics that got items, and one message per topic that failed."""
-    chats = [
-        ChatPrompt(
+    """Banks of the topics that got items, and one message per topic that failed.
+
+    Every answer goes to ``cache`` as it arrives; a rerun asks only what failed.
+    """
+    requests = [
+        Request(
             prompt.render(query=t.query_text, facet=t.facet_text or "", count=str(per_query)),
             system=prompt.system,
         )
@@ -84,7 +88,7 @@ def generate_banks(
             raise ParseError("the list is empty")
         return items
 
-    asked = ask_parsed(backend, chats, parse, retries=parse_retries)
+    asked = ask_parsed(CachedBackend(backend, cache), requests, parse, retries=parse_retries)
     banks, failures = [], []
     for topic, res in zip(topics, asked, strict=True):
         if res.value is None:

@@ -20,12 +20,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rubric.bank.ask import ask_parsed, backend_info
 from rubric.bank.ids import item_id
-from rubric.bank.parse import ParseError, parse_labels, parse_list
 from rubric.data.models import NuggetItem, TestBank
 from rubric.grading.prompts import Prompt
-from rubric.llm.openai_chat import ChatPrompt
+from rubric.llm.ask import ask_parsed, backend_info
+from rubric.llm.base import Request, TextGenerator
+from rubric.llm.cache import CachedBackend, ResponseCache
+from rubric.llm.lists import ParseError, parse_labels, parse_list
 
 IMPORTANCE = {"vital": "vital", "okay": "okay", "ok": "okay"}
 IMPORTANCE_BATCH = 10  # "at most 10 nuggets are passed to the LLM" (Figure 2)
@@ -51,15 +52,15 @@ def format_context(passages: Sequence[str]) -> str:
 
 
 def create_nuggets(
-    states: list[QueryState], prompt: Prompt, backend: Any, window: int, max_nuggets: int, retries: int
+    states: list[QueryState], prompt: Prompt, llm: CachedBackend, window: int, max_nuggets: int, retries: int
 ) -> None:
     """Run the iterative creation turns (updates ``states`` in place)."""
     per_query = [windows(s.passages, window) for s in states]
     turns = max((len(w) for w in per_query), default=0)
     for turn in range(turns):
         active = [(s, w[turn]) for s, w in zip(states, per_query, strict=True) if turn < len(w)]
-        chats = [
-            ChatPrompt(
+        requests = [
+            Request(
                 prompt.render(
                     query=s.query_text,
                     context=format_context(win),
@@ -71,7 +72,7 @@ def create_nuggets(
             )
             for s, win in active
         ]
-        asked = ask_parsed(backend, chats, lambda i, a: parse_list(a), retries=retries)
+        asked = ask_parsed(llm, requests, lambda i, a: parse_list(a), retries=retries)
         for (state, _), res in zip(active, asked, strict=True):
             if res.value is None:
                 state.failed_windows.append(turn + 1)
@@ -81,15 +82,15 @@ def create_nuggets(
 
 
 def label_importance(
-    states: list[QueryState], prompt: Prompt, backend: Any, retries: int
+    states: list[QueryState], prompt: Prompt, llm: CachedBackend, retries: int
 ) -> dict[str, list[str | None]]:
     """Importance per query, aligned with its nuggets (``None`` where labelling failed)."""
     jobs: list[tuple[QueryState, int, list[str]]] = []
     for s in states:
         for start in range(0, len(s.nuggets), IMPORTANCE_BATCH):
             jobs.append((s, start, s.nuggets[start : start + IMPORTANCE_BATCH]))
-    chats = [
-        ChatPrompt(
+    requests = [
+        Request(
             prompt.render(
                 query=s.query_text, nuggets=json.dumps(batch, ensure_ascii=False), count=str(len(batch))
             ),
@@ -98,7 +99,7 @@ def label_importance(
         for s, _, batch in jobs
     ]
     asked = ask_parsed(
-        backend, chats, lambda i, a: parse_labels(a, IMPORTANCE, len(jobs[i][2])), retries=retries
+        llm, requests, lambda i, a: parse_labels(a, IMPORTANCE, len(jobs[i][2])), retries=retries
     )
     labels: dict[str, list[str | None]] = {s.query_id: [None] * len(s.nuggets) for s in states}
     for (s, start, batch), res in zip(jobs, asked, strict=True):
@@ -125,17 +126,22 @@ def nuggetize(
     passages: dict[str, list[str]],
     create_prompt: Prompt,
     importance_prompt: Prompt,
-    backend: Any,
+    backend: TextGenerator,
     window: int = 10,
     max_nuggets: int = 30,
     keep: int = 20,
     retries: int = 2,
     settings: dict[str, Any] | None = None,
+    cache: ResponseCache | None = None,
 ) -> tuple[list[TestBank], list[str]]:
-    """One nugget bank per query that has passages; and every failure, one message each."""
+    """One nugget bank per query that has passages; and every failure, one message each.
+
+    Every answer goes to ``cache`` as it arrives, so a rerun pays only for what failed.
+    """
+    llm = CachedBackend(backend, cache)
     states = [QueryState(q, queries[q], ps) for q, ps in passages.items() if ps]
-    create_nuggets(states, create_prompt, backend, window, max_nuggets, retries)
-    importance = label_importance(states, importance_prompt, backend, retries)
+    create_nuggets(states, create_prompt, llm, window, max_nuggets, retries)
+    importance = label_importance(states, importance_prompt, llm, retries)
     banks, errors = [], []
     for s in states:
         errors.extend(s.errors)

@@ -85,8 +85,10 @@ def generate(
     _check_kind(kind)
     if style not in ("dl", "car"):
         raise UserError(f"--style: expected dl or car, got {style!r}")
-    if per_query < 1:
-        raise UserError("--per-query: must be at least 1")
+    lo.at_least("--per-query", per_query, 1)
+    lo.check_options(
+        concurrency, rpm, max_retries, retry_base, timeout, temperature, max_tokens, parse_retries
+    )
     texts = read_queries(queries)
     if style == "car":
         if facets is None:
@@ -99,11 +101,13 @@ def generate(
     else:
         topics = [Topic(q, t) for q, t in texts.items()]
     chosen = get_prompt(prompt or GENERATE_PROMPTS[(kind, style)], prompt_file)
-    backend = lo.openai_backend(
+    backend, responses = lo.openai_backend(
         model, base_url, api_key_file, concurrency, rpm, max_retries, retry_base, timeout, temperature,
         max_tokens, cache, no_cache,
     )  # fmt: skip
-    banks, failures = generate_banks(topics, chosen, backend, kind, per_query, parse_retries, test_collection)
+    banks, failures = generate_banks(
+        topics, chosen, backend, kind, per_query, parse_retries, test_collection, cache=responses
+    )
     write_bank(output, banks)
     items = sum(len(b.items) for b in banks)
     info(f"wrote {len(banks)} of {len(topics)} banks ({items} {kind}) to {output}")
@@ -161,8 +165,10 @@ def nuggetize(
     from rubric.grading.prompts import get_prompt
 
     for name, value in (("--window", window), ("--max-nuggets", max_nuggets), ("--keep", keep)):
-        if value < 1:
-            raise UserError(f"{name}: must be at least 1")
+        lo.at_least(name, value, 1)
+    lo.check_options(
+        concurrency, rpm, max_retries, retry_base, timeout, temperature, max_tokens, parse_retries
+    )
     texts = read_queries(queries)
     judged = read_qrels(qrels) if qrels else None
     relevant: dict[str, list[str]] = {}
@@ -180,7 +186,7 @@ def nuggetize(
     if not relevant:
         source = f"--qrels {qrels}" if qrels else f"the judgments in {passages}"
         raise UserError(f"--min-judgment {min_judgment}: no passage is judged that relevant in {source}")
-    backend = lo.openai_backend(
+    backend, responses = lo.openai_backend(
         model, base_url, api_key_file, concurrency, rpm, max_retries, retry_base, timeout, temperature,
         max_tokens, cache, no_cache,
     )  # fmt: skip
@@ -196,6 +202,7 @@ def nuggetize(
         keep=keep,
         retries=parse_retries,
         settings=settings,
+        cache=responses,
     )
     write_bank(output, banks)
     vital = sum(getattr(i, "importance", None) == "vital" for b in banks for i in b.items)

@@ -7,16 +7,20 @@ imported here at module level (``rubric --help`` stays fast); torch loads inside
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from typer.core import TyperGroup
 
 from rubric.cli import llm_options as lo
 from rubric.cli.common import info, updates_in_place
+from rubric.cli.query_options import QUERIES, QUERY, selection
 from rubric.cli.rag_nuggets import assign_command
+from rubric.llm.registry import backends_help
+
+if TYPE_CHECKING:
+    from rubric.data.query_selection import QuerySelection
 
 
 class DefaultCommandGroup(TyperGroup):
@@ -50,17 +54,13 @@ def _opt(default: Any, *names: str, help: str, **kw: Any) -> Any:  # noqa: A002 
 
 # Options every grading command shares (Typer reads them from each function's signature).
 PROMPT_FILE = _opt(None, "--prompt-file", help="Your own prompt file (TOML); repeatable. Default: none.")
-BACKEND = _opt(
-    "hf-seq2seq",
-    "--backend",
-    help="Backend: hf-seq2seq, hf-causal, hf-qa, openai (any OpenAI-compatible server; see README). "
-    "Default: hf-seq2seq.",
-)
+BACKEND = _opt("hf-seq2seq", "--backend", help=f"Backend: {backends_help()}. Default: hf-seq2seq.")
 MODEL = _opt(
-    "google/flan-t5-large",
+    None,
     "--model",
     "-m",
-    help="Hub name, local folder or packaged short name. Default: google/flan-t5-large.",
+    help="Hub name, local folder or packaged short name (smollm2-135m, minilm-l6). Default: "
+    "google/flan-t5-large for hf-seq2seq, minilm-l6 for embedding; the other backends need one.",
 )
 OUTPUT = _opt(..., "--output", "-o", help="Graded passages file to write (.jsonl.gz); required.")
 DEVICE = _opt("auto", "--device", help="cpu, cuda, cuda:N or auto (cuda when available). Default: auto.")
@@ -70,18 +70,27 @@ DTYPE = _opt(
 BATCH = _opt(
     0,
     "--batch-size",
-    min=0,
     help="Prompts per batch (length-sorted); 0 = auto: 8 on CPU, 64 on GPU. Default: 0.",
 )
-BUDGET = _opt(
-    0, "--token-budget", min=0, help="Cap a batch at this many padded input tokens; 0 = off. Default: 0."
-)
+BUDGET = _opt(0, "--token-budget", help="Cap a batch at this many padded input tokens; 0 = off. Default: 0.")
 MAX_IN = _opt(
-    512, "--max-input-tokens", min=16, help="Contexts are cut (by tokens) so prompts fit. Default: 512."
+    512, "--max-input-tokens", help="Contexts are cut (by tokens) so prompts fit (>= 16). Default: 512."
 )
-MAX_NEW = _opt(32, "--max-new-tokens", min=1, help="Longest generated answer in tokens. Default: 32.")
-BEAMS = _opt(
-    1, "--num-beams", min=1, help="1 = greedy (default); 5 = the original tool's beam search (slower)."
+MAX_NEW = _opt(32, "--max-new-tokens", help="Longest generated answer in tokens (>= 1). Default: 32.")
+BEAMS = _opt(1, "--num-beams", help="1 = greedy (default); 5 = the original tool's beam search (slower).")
+ATTENTION = _opt(
+    "auto",
+    "--attention",
+    help="Attention of local models: eager (transformers' own), sdpa, flex (T5: the relative position "
+    "bias inside a fused kernel; flex packs prompts without padding) or auto: the fastest path whose "
+    "grades equal eager's on the device (T5: sdpa on CPU, flex on CUDA with Triton, falling back to "
+    "sdpa; causal models: transformers' default). Default: auto.",
+)
+COMPILE = _opt(
+    False,
+    "--compile/--no-compile",
+    help="torch.compile the T5 encoder (sdpa or flex); the first batches of each shape compile "
+    "(the warm-up, reported in the summary). Default: --no-compile.",
 )
 FAST = _opt(
     True,
@@ -96,7 +105,6 @@ SHARD = _opt(None, "--shard", help="Grade only shard i of n (by query), e.g. 2/8
 CHECKPOINT = _opt(
     4096,
     "--checkpoint-pairs",
-    min=1,
     help="Save finished queries to OUT.partial after about this many pairs (resume granularity; "
     "also the span of cross-query batching). Default: 4096.",
 )
@@ -109,7 +117,6 @@ DEVICES = _opt(
 WORKERS = _opt(
     0,
     "--workers",
-    min=0,
     help="N worker processes on --device: cuda takes GPUs cuda:0..N-1, cpu starts N CPU processes; "
     "with --ray, N shards. 0 = one process. Default: 0.",
 )
@@ -126,180 +133,52 @@ RAY_ADDRESS = _opt(
 )
 
 
-def _prepare(
-    passages: Path,
-    prompt_names: list[str],
-    prompt_files: list[Path] | None,
-    backend_name: str,
-    shard: str | None,
-    inputs: list[Path],
-    items: dict[str, list] | None,
-    query_texts: dict[str, str] | None,
-) -> tuple[list, list]:
-    """Prompts and the queries to grade, every input checked before a model loads."""
-    from rubric.data.jsonl import read_passages
-    from rubric.errors import UserError
-    from rubric.grading.grader import check_prompts
-    from rubric.grading.prompts import get_prompt
-    from rubric.grading.shards import parse_shard, shard_of
-    from rubric.llm.registry import backend_class
-
-    prompts = [get_prompt(name, list(prompt_files or [])) for name in prompt_names]
-    # an unknown backend, or prompts it cannot ask: errors before any file is read
-    pairs_only = hasattr(backend_class(backend_name), "grade_pairs")
-    check_prompts(
-        prompts, items is None, items or {}, list(prompt_files or []), backend_name if pairs_only else None
-    )
-    part = parse_shard(shard)
-    queries = list(read_passages(passages))
-    if part is not None:
-        queries = [q for q in queries if shard_of(q.queryId, part[1]) == part[0]]
-    if items is None:  # direct prompts need every query's text; say so before any model loads
-        missing = [q.queryId for q in queries if q.queryId not in (query_texts or {})]
-        if missing:
-            raise UserError(
-                f"--queries {inputs[1]}: no text for {len(missing)} queries of {passages} "
-                f"(first: {missing[0]})"
-            )
-    return prompts, queries
-
-
-def grade_shard(
+def _grade(
+    job_fields: dict[str, Any],
+    output: Path,
     *,
+    local: dict[str, Any],
+    api: dict[str, Any],
     shard: str | None,
-    device: str | None,
-    output: Path,
-    passages: Path,
-    prompt_names: list[str],
-    prompt_files: list[Path] | None,
-    backend_name: str,
-    model: str,
-    backend_options: dict[str, Any],
-    fast: bool,
-    cache_path: Path | None,
-    no_cache: bool,
-    checkpoint_pairs: int,
-    inputs: list[Path],
-    items: dict[str, list] | None = None,
-    query_texts: dict[str, str] | None = None,
-    progress: bool = False,
-    threads: int = 0,
-) -> Any:
-    """Grade one shard (or everything) into ``output`` with resume; returns the GradeStats.
-
-    Module-level so that ``--devices`` workers (spawned processes) can run it.
-    """
-    from rubric.grading.grader import Grader, grade_file
-    from rubric.llm.cache import ResponseCache, default_cache_path
-    from rubric.llm.registry import make_backend
-
-    prompts, queries = _prepare(
-        passages, prompt_names, prompt_files, backend_name, shard, inputs, items, query_texts
-    )
-    if device is not None:
-        backend_options = backend_options | {"device": device}
-    if threads and device == "cpu":
-        import torch
-
-        torch.set_num_threads(threads)
-    backend = make_backend(backend_name, model, **backend_options)
-    cache = None if no_cache else ResponseCache(cache_path or default_cache_path())
-    grader = Grader(
-        backend,
-        prompts,
-        items=items,
-        query_texts=query_texts,
-        cache=cache,
-        fast=fast,
-        prompt_files=list(prompt_files or []),
-    )
-
-    def bar(total: int) -> Any:
-        from tqdm import tqdm
-
-        return tqdm(total=total, unit="pair", desc="grading", file=sys.stderr, mininterval=1.0, leave=False)
-
-    return grade_file(
-        grader,
-        queries,
-        output,
-        inputs,
-        progress_factory=bar if progress else None,
-        chunk_pairs=checkpoint_pairs,
-    )
-
-
-def _run(
-    passages: Path,
-    prompt_names: list[str],
-    prompt_files: list[Path] | None,
-    backend_name: str,
-    model: str,
-    output: Path,
-    backend_options: dict[str, Any],
-    fast: bool,
-    cache_path: Path | None,
-    no_cache: bool,
-    shard: str | None,
-    checkpoint_pairs: int,
-    inputs: list[Path],
-    items: dict[str, list] | None = None,
-    query_texts: dict[str, str] | None = None,
-    devices: str | None = None,
-    workers: int = 0,
-    ray: bool = False,
-    ray_address: str | None = None,
+    devices: str | None,
+    workers: int,
+    ray: bool,
+    ray_address: str | None,
 ) -> None:
-    """Everything both grading commands share: load, grade with resume (in workers), summarise."""
-    from rubric.errors import UserError
-    from rubric.grading.workers import parse_devices, run_ray, run_workers
+    """Everything both grading commands share: check the options, grade, summarise, exit 1 on failures."""
+    from rubric.grading.job import GradeJob
+    from rubric.grading.launch import grade_job
 
-    job = dict(
-        passages=passages,
-        prompt_names=prompt_names,
-        prompt_files=prompt_files,
-        backend_name=backend_name,
-        model=model,
-        backend_options=backend_options,
-        fast=fast,
-        cache_path=cache_path,
-        no_cache=no_cache,
-        checkpoint_pairs=checkpoint_pairs,
-        inputs=inputs,
-        items=items,
-        query_texts=query_texts,
+    for option, value, minimum in LOCAL_MINIMA:
+        lo.at_least(option, local[value], minimum)
+    lo.at_least("--workers", workers, 0)
+    lo.at_least("--checkpoint-pairs", job_fields["checkpoint_pairs"], 1)
+    lo.check_options(api["concurrency"], api["rpm"], api["max_retries"], api["retry_base"], api["timeout"])
+    job = GradeJob(**job_fields, backend_options=local | api)
+    stats = grade_job(
+        job,
+        output,
+        shard=shard,
+        devices=devices,
+        workers=workers,
+        ray=ray,
+        ray_address=ray_address,
+        report=info,
     )
-    if ray_address is not None and not ray:
-        raise UserError("--ray-address: only with --ray")
-    if ray:
-        if shard is not None or devices is not None or not workers:
-            raise UserError("--ray: give --workers N (the number of shards), and no --shard or --devices")
-        if backend_name == "openai":
-            raise UserError("--ray: only for the local hf-* backends (openai: --concurrency)")
-        _prepare(passages, prompt_names, prompt_files, backend_name, None, inputs, items, query_texts)
-        gpus = backend_options.get("device", "auto") != "cpu"
-        info(f"grading {workers} shards as Ray tasks, one {'GPU' if gpus else 'CPU'} each")
-        stats = run_ray(grade_shard, workers, gpus, output, passages, info, ray_address, **job)
-    elif devices is not None or workers:
-        if shard is not None:
-            raise UserError("--shard with --devices/--workers: the workers split the queries themselves")
-        if backend_name == "openai":
-            raise UserError(
-                "--devices/--workers: for the local hf-* backends (use --concurrency with openai)"
-            )
-        _prepare(passages, prompt_names, prompt_files, backend_name, None, inputs, items, query_texts)
-        names = parse_devices(devices, workers, backend_options.get("device", "auto"))
-        info(f"grading with {len(names)} workers on {', '.join(names)}")
-        stats = run_workers(grade_shard, names, output, passages, info, **job)
-    else:
-        stats = grade_shard(shard=shard, device=None, output=output, progress=True, **job)
     info(stats.summary())
     info(f"wrote {output}: {stats.queries} queries")
     if stats.failures:
-        for err in stats.errors[:5]:
-            info(f"failure: {err}")
-        info("rerun the same command to grade the failed pairs again")
-        raise typer.Exit(1)
+        lo.report_failures([str(f) for f in stats.failed], "pairs")
+
+
+# (option, key of the local-model options, smallest allowed value), checked before any work
+LOCAL_MINIMA = (
+    ("--batch-size", "batch_size", 0),
+    ("--token-budget", "token_budget", 0),
+    ("--max-input-tokens", "max_input_tokens", 16),
+    ("--max-new-tokens", "max_new_tokens", 1),
+    ("--num-beams", "num_beams", 1),
+)
 
 
 @app.command("exam")
@@ -315,7 +194,7 @@ def exam_command(
     ),
     prompt_file: list[Path] = PROMPT_FILE,
     backend: str = BACKEND,
-    model: str = MODEL,
+    model: str | None = MODEL,
     output: Path = OUTPUT,
     device: str = DEVICE,
     dtype: str = DTYPE,
@@ -324,6 +203,8 @@ def exam_command(
     max_input_tokens: int = MAX_IN,
     max_new_tokens: int = MAX_NEW,
     num_beams: int = BEAMS,
+    attention: str = ATTENTION,
+    compile_encoder: bool = COMPILE,
     fast: bool = FAST,
     cache: Path | None = CACHE,
     no_cache: bool = NO_CACHE,
@@ -333,6 +214,8 @@ def exam_command(
     workers: int = WORKERS,
     ray: bool = RAY,
     ray_address: str | None = RAY_ADDRESS,
+    query: list[str] = QUERY,
+    queries: Path | None = QUERIES,
     base_url: str | None = lo.BASE_URL,
     api_key_file: Path | None = lo.API_KEY_FILE,
     concurrency: int = lo.CONCURRENCY,
@@ -351,28 +234,34 @@ def exam_command(
     Example: rubric grade passages.jsonl.gz --bank questions.jsonl.gz
     --prompt QuestionSelfRatedUnanswerablePromptWithChoices -o graded.jsonl.gz
     """
-    from rubric.data.jsonl import read_bank
-    from rubric.grading.grader import items_by_query
-
-    banks = list(read_bank(bank))
-    query_texts = {b.query_id: b.query_text for b in banks if b.query_text}
-    _run(
-        passages,
-        prompt,
-        prompt_file,
-        backend,
-        model,
+    _grade(
+        _job(
+            passages,
+            prompt,
+            prompt_file,
+            backend,
+            model,
+            fast,
+            cache,
+            no_cache,
+            checkpoint_pairs,
+            bank=bank,
+            selected=selection(query, queries),
+        ),
         output,
-        _options(device, dtype, batch_size, token_budget, max_input_tokens, max_new_tokens, num_beams)
-        | _api_options(base_url, api_key_file, concurrency, rpm, max_retries, retry_base, timeout),
-        fast,
-        cache,
-        no_cache,
-        shard,
-        checkpoint_pairs,
-        [passages, bank],
-        items=items_by_query(banks),
-        query_texts=query_texts,
+        local=_options(
+            device,
+            dtype,
+            batch_size,
+            token_budget,
+            max_input_tokens,
+            max_new_tokens,
+            num_beams,
+            attention,
+            compile_encoder,
+        ),
+        api=_api_options(base_url, api_key_file, concurrency, rpm, max_retries, retry_base, timeout),
+        shard=shard,
         devices=devices,
         workers=workers,
         ray=ray,
@@ -390,7 +279,7 @@ def direct_command(
     ),
     prompt_file: list[Path] = PROMPT_FILE,
     backend: str = BACKEND,
-    model: str = MODEL,
+    model: str | None = MODEL,
     output: Path = OUTPUT,
     device: str = DEVICE,
     dtype: str = DTYPE,
@@ -399,6 +288,8 @@ def direct_command(
     max_input_tokens: int = MAX_IN,
     max_new_tokens: int = MAX_NEW,
     num_beams: int = BEAMS,
+    attention: str = ATTENTION,
+    compile_encoder: bool = COMPILE,
     fast: bool = FAST,
     cache: Path | None = CACHE,
     no_cache: bool = NO_CACHE,
@@ -408,6 +299,7 @@ def direct_command(
     workers: int = WORKERS,
     ray: bool = RAY,
     ray_address: str | None = RAY_ADDRESS,
+    query: list[str] = QUERY,
     base_url: str | None = lo.BASE_URL,
     api_key_file: Path | None = lo.API_KEY_FILE,
     concurrency: int = lo.CONCURRENCY,
@@ -420,24 +312,34 @@ def direct_command(
 
     Example: rubric grade direct passages.jsonl.gz --queries queries.tsv --prompt Sun -o graded.jsonl.gz
     """
-    from rubric.data.queries import read_queries
-
-    _run(
-        passages,
-        prompt,
-        prompt_file,
-        backend,
-        model,
+    _grade(
+        _job(
+            passages,
+            prompt,
+            prompt_file,
+            backend,
+            model,
+            fast,
+            cache,
+            no_cache,
+            checkpoint_pairs,
+            queries=queries,
+            selected=selection(query, None),
+        ),
         output,
-        _options(device, dtype, batch_size, token_budget, max_input_tokens, max_new_tokens, num_beams)
-        | _api_options(base_url, api_key_file, concurrency, rpm, max_retries, retry_base, timeout),
-        fast,
-        cache,
-        no_cache,
-        shard,
-        checkpoint_pairs,
-        [passages, queries],
-        query_texts=read_queries(queries),
+        local=_options(
+            device,
+            dtype,
+            batch_size,
+            token_budget,
+            max_input_tokens,
+            max_new_tokens,
+            num_beams,
+            attention,
+            compile_encoder,
+        ),
+        api=_api_options(base_url, api_key_file, concurrency, rpm, max_retries, retry_base, timeout),
+        shard=shard,
         devices=devices,
         workers=workers,
         ray=ray,
@@ -466,10 +368,53 @@ def merge_command(
     info(f"wrote {output}: {n} queries from {len(parts)} parts")
 
 
-def _options(
-    device: str, dtype: str, batch_size: int, token_budget: int, max_in: int, max_new: int, beams: int
+def _job(
+    passages: Path,
+    prompts: list[str],
+    prompt_files: list[Path] | None,
+    backend: str,
+    model: str | None,
+    fast: bool,
+    cache: Path | None,
+    no_cache: bool,
+    checkpoint_pairs: int,
+    bank: Path | None = None,
+    queries: Path | None = None,
+    selected: QuerySelection | None = None,
 ) -> dict[str, Any]:
+    """The fields of a :class:`~rubric.grading.job.GradeJob` (built once the ranges are checked)."""
+    return dict(
+        passages=passages,
+        prompts=tuple(prompts),
+        bank=bank,
+        queries=queries,
+        prompt_files=tuple(prompt_files or ()),
+        backend=backend,
+        model=model,
+        fast=fast,
+        cache=cache,
+        use_cache=not no_cache,
+        checkpoint_pairs=checkpoint_pairs,
+        query_ids=None if selected is None else selected.ids,
+    )
+
+
+def _options(
+    device: str,
+    dtype: str,
+    batch_size: int,
+    token_budget: int,
+    max_in: int,
+    max_new: int,
+    beams: int,
+    attention: str,
+    compile_encoder: bool,
+) -> dict[str, Any]:
+    """Options of the local backends; the attention settings only when chosen, so a backend
+    without them (openai) refuses them only when they are asked for."""
     return {
+        "attention": None if attention == "auto" else attention,
+        "compile": compile_encoder or None,
         "device": device,
         "dtype": dtype,
         "batch_size": batch_size,
@@ -489,10 +434,8 @@ def _api_options(
     retry_base: float,
     timeout: float,
 ) -> dict[str, Any]:
-    """Options of the openai backend (the grader keeps its own cache, so the backend gets none).
-
-    Passed to every backend: by the registry's contract the local ones ignore what they do not know.
-    """
+    """Options of the openai backend, passed to every backend: by the registry's contract the local
+    ones ignore what they do not know."""
     return {
         "base_url": base_url,
         "api_key_file": api_key_file,

@@ -62,8 +62,10 @@ def assign_command(
     from rubric.grading.assign import assign, read_system_answers
     from rubric.grading.prompts import get_prompt
 
-    if batch < 1:
-        raise UserError("--batch: must be at least 1")
+    lo.at_least("--batch", batch, 1)
+    lo.check_options(
+        concurrency, rpm, max_retries, retry_base, timeout, temperature, max_tokens, parse_retries
+    )
     system_answers = [a for path in answers for a in read_system_answers(path)]
     seen: set[tuple[str, str]] = set()
     for a in system_answers:
@@ -77,12 +79,14 @@ def assign_command(
     if not any(a.query_id in with_nuggets for a in system_answers):
         raise UserError(f"--bank {bank}: none of the answered queries has nuggets in the bank")
     chosen = get_prompt(prompt, prompt_file)
-    backend = lo.openai_backend(
+    backend, responses = lo.openai_backend(
         model, base_url, api_key_file, concurrency, rpm, max_retries, retry_base, timeout, temperature,
         max_tokens, cache, no_cache,
     )  # fmt: skip
     texts = read_queries(queries) if queries else None
-    records, failures = assign(system_answers, banks, chosen, backend, batch, parse_retries, texts)
+    records, failures = assign(
+        system_answers, banks, chosen, backend, batch, parse_retries, texts, cache=responses
+    )
     write_json_lines(output, records)
     skipped = len(system_answers) - len(records)
     runs, nq = len({r["run_id"] for r in records}), len({r["query_id"] for r in records})

@@ -565,6 +565,20 @@ def input_identity(path: PathLike) -> list[object] | None:
     return [os.path.realpath(path), st.st_size, st.st_mtime_ns]
 
 
+def readable_again(path: PathLike, folder: PathLike) -> Path:
+    """``path`` itself where it can be read more than once (a regular file); else its content,
+    read once, in a file under ``folder`` named after it (``-`` -> ``stdin``). For commands that
+    read an input several times (grading checks its inputs, then grades; workers each read it)."""
+    if input_identity(path) is not None:
+        return Path(path)
+    name = "stdin" if is_stdio(path) else (Path(path).name or "input")
+    copy = Path(folder) / name
+    with open_binary(path) as source, open(copy, "wb") as target:
+        while chunk := source.read(BUFFER):
+            target.write(chunk)
+    return copy
+
+
 def display_name(path: PathLike) -> str:
     """How messages name an output: ``standard output`` for ``-``."""
     return "standard output" if is_stdio(path) else str(path)

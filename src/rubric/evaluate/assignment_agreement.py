@@ -74,7 +74,7 @@ class AssignmentConfusion:
 
     @property
     def kappa(self) -> float:
-        from rubric.verify.agreement import kappa_from_counts
+        from rubric.evaluate.kappa import kappa_from_counts
 
         return kappa_from_counts(self.counts)
 

@@ -6,8 +6,7 @@ normalised strings is below 20% of the longer one. Keys that are exactly "true" 
 yes / correct / true and no / incorrect / false. Answers that say "unanswerable" (or are
 ill-formed, like "a." or "(iii)") are wrong.
 
-LLM verification (EXAM++ Table 2, middle): the verification prompt asks, per gold answer,
-whether the extracted answer is an equally correct response; any "yes" makes it correct.
+LLM verification (EXAM++ Table 2, middle) is :mod:`rubric.grading.verification`.
 """
 
 from __future__ import annotations
@@ -15,12 +14,8 @@ from __future__ import annotations
 import string
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
-from rubric.grading.parse import is_ill_formed, is_unanswerable, stem_word, yes_no
-
-if TYPE_CHECKING:
-    from rubric.grading.prompts import Prompt
+from rubric.grading.phrases import is_ill_formed, is_unanswerable, stem_word, yes_no
 
 #: NLTK's English stopword list (nltk.corpus.stopwords, 179 words), inlined so that no corpus
 #: download is needed; the original tool used the same list.
@@ -82,15 +77,3 @@ def check_answer(answer: str, gold_answers: Sequence[str]) -> bool:
     if is_unanswerable(answer) or is_ill_formed(answer):
         return False
     return any(matches(answer, gold) for gold in gold_answers)
-
-
-def verification_prompts(
-    prompt: Prompt, question: str, answer: str, gold_answers: Sequence[str]
-) -> list[str]:
-    """One rendered verification prompt per gold answer (``{gold_answers}`` holds one of them)."""
-    return [prompt.render(question=question, answer=answer, gold_answers=g) for g in gold_answers]
-
-
-def verified(responses: Iterable[str]) -> bool:
-    """The LLM verified the answer when any of its responses (one per gold answer) says yes."""
-    return any(yes_no(r) is True for r in responses)

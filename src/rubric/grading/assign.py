@@ -21,13 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rubric.bank.ask import ask_parsed, backend_info
-from rubric.bank.parse import parse_labels
 from rubric.data.jsonl import iter_json_lines, read_passages
 from rubric.data.models import NuggetItem, TestBank
 from rubric.errors import UserError
 from rubric.grading.prompts import Prompt
-from rubric.llm.openai_chat import ChatPrompt
+from rubric.llm.ask import ask_parsed, backend_info
+from rubric.llm.base import Request, TextGenerator
+from rubric.llm.cache import CachedBackend, ResponseCache
+from rubric.llm.lists import parse_labels
 
 LABELS = ("support", "partial_support", "not_support")
 ALLOWED = {
@@ -102,18 +103,22 @@ def assign(
     answers: Sequence[SystemAnswer],
     banks: Sequence[TestBank],
     prompt: Prompt,
-    backend: Any,
+    backend: TextGenerator,
     batch: int = 10,
     retries: int = 2,
     query_texts: dict[str, str] | None = None,
+    cache: ResponseCache | None = None,
 ) -> tuple[list[dict[str, Any]], list[str]]:
-    """ASSIGNED records (answers of queries without nuggets are skipped) and failure messages."""
+    """ASSIGNED records (answers of queries without nuggets are skipped) and failure messages.
+
+    Every answer goes to ``cache`` as it arrives, so a rerun pays only for failed batches.
+    """
     nuggets = nuggets_by_query(banks)
     texts = {b.query_id: b.query_text for b in banks if b.query_text}
     texts.update(query_texts or {})
     records: list[dict[str, Any]] = []
     jobs: list[tuple[int, int, list[dict[str, Any]]]] = []
-    chats: list[ChatPrompt] = []
+    requests: list[Request] = []
     for ans in answers:
         if ans.query_id not in nuggets:
             continue
@@ -137,8 +142,8 @@ def assign(
         for start in range(0, len(entries), batch):
             chunk = entries[start : start + batch]
             jobs.append((len(records) - 1, start, chunk))
-            chats.append(
-                ChatPrompt(
+            requests.append(
+                Request(
                     prompt.render(
                         query=query_text,
                         context=ans.text,
@@ -149,7 +154,10 @@ def assign(
                 )
             )
     asked = ask_parsed(
-        backend, chats, lambda i, a: parse_labels(a, ALLOWED, len(jobs[i][2])), retries=retries
+        CachedBackend(backend, cache),
+        requests,
+        lambda i, a: parse_labels(a, ALLOWED, len(jobs[i][2])),
+        retries=retries,
     )
     failures = []
     for (rec_index, start, chunk), res in zip(jobs, asked, strict=True):

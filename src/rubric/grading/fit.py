@@ -9,21 +9,25 @@ included), and the cut falls on a token boundary of the context, so no word is s
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+
+from rubric.llm.base import Backend, Request, TokenCounter
 
 Render = Callable[[str], str]
 MAX_ROUNDS = 6
 
 
-def fit_prompts(backend: Any, jobs: Sequence[tuple[Render, str]]) -> list[str]:
-    """``render(context)`` for each (render, context), with contexts cut to fit ``max_input_tokens``.
+def fit_prompts(
+    backend: Backend, jobs: Sequence[tuple[Render, str]], system: str | None = None
+) -> list[Request]:
+    """A request ``render(context)`` (with ``system``) per (render, context), with contexts cut so
+    the request fits the backend's ``max_input_tokens``.
 
-    Backends without ``token_lengths`` (remote APIs) get the full context. Tokenisation is not
+    Backends that count no tokens (remote APIs) get the full context. Tokenisation is not
     exactly additive at the seam between template and context, so the cut is checked and
     tightened until the prompt fits (a few rounds at most; the context may end up empty).
     """
-    if not hasattr(backend, "token_lengths") or not getattr(backend, "max_input_tokens", 0):
-        return [render(context) for render, context in jobs]
+    if not isinstance(backend, TokenCounter) or not backend.max_input_tokens:
+        return [Request(render(context), system) for render, context in jobs]
     limit = int(backend.max_input_tokens)
     prompts = [render(context) for render, context in jobs]
     keep: dict[int, int] = {}  # job index -> context tokens kept
@@ -32,7 +36,7 @@ def fit_prompts(backend: Any, jobs: Sequence[tuple[Render, str]]) -> list[str]:
     for _ in range(MAX_ROUNDS):
         if not todo:
             break
-        lengths = backend.token_lengths([prompts[i] for i in todo])
+        lengths = backend.token_lengths([Request(prompts[i], system) for i in todo])
         over = [(i, n - limit) for i, n in zip(todo, lengths, strict=True) if n > limit]
         if not over:
             break
@@ -49,4 +53,4 @@ def fit_prompts(backend: Any, jobs: Sequence[tuple[Render, str]]) -> list[str]:
             prompts[i] = render(context[: spans[kept - 1][1]] if kept > 0 else "")
             if kept > 0:
                 todo.append(i)
-    return prompts
+    return [Request(p, system) for p in prompts]

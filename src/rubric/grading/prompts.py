@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from rubric.errors import UserError
+from rubric.grading.parse import get_parser
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -37,6 +38,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+OPENING = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)")  # a placeholder's start, closed or not
 KNOWN_PLACEHOLDERS = {
     "query",
     "question",
@@ -55,6 +57,17 @@ KNOWN_PLACEHOLDERS = {
 }
 
 
+#: The kinds of prompt files and the placeholders each kind's template must use.
+REQUIRED_PLACEHOLDERS: dict[str, tuple[str, ...]] = {
+    "question": ("question", "context"),
+    "nugget": ("nugget", "context"),
+    "direct": ("query", "context"),
+    "verify": ("answer", "gold_answers"),
+    "generate": ("query",),
+    "nuggetize": ("query", "context", "nuggets"),
+    "importance": ("query", "nuggets"),
+    "assign": ("query", "context", "nuggets"),
+}
 #: Kinds whose answers a parser of rubric.grading.parse turns into grades.
 GRADING_KINDS = frozenset({"question", "nugget", "direct", "verify"})
 #: The ``prompt_type`` the original tool writes into grades of each kind (verification re-grades
@@ -84,8 +97,6 @@ class Prompt:
         """Valid one-token answers for the engine's fast path: the file's, else its parser's."""
         if self.file_choices is not None or self.kind not in GRADING_KINDS:
             return self.file_choices
-        from rubric.grading.parse import get_parser
-
         return get_parser(self.parser).choices
 
     @property
@@ -137,20 +148,46 @@ def prompts_dir() -> Path:
 
 
 def load_prompt_file(path: str | Path) -> Prompt:
-    """Load and check one prompt file; problems name the file and the field."""
+    """Load and check one prompt file; every problem names the file (and the line, where known).
+
+    Checked: UTF-8 text, TOML syntax, the type of every field, the kind, the parser, and the
+    template's placeholders (known names only, every ``{`` closed, those the kind needs present),
+    so a misspelled ``{qeury}`` or a question prompt without ``{context}`` stops here instead of
+    grading with a prompt that never shows the model the passage.
+    """
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = path.read_bytes()
     except FileNotFoundError:
         raise UserError(f"{path}: no such prompt file") from None
+    except IsADirectoryError:
+        raise UserError(f"{path}: is a directory, expected a prompt file (TOML)") from None
+    except OSError as e:
+        raise UserError(f"{path}: cannot read the prompt file ({e.strerror})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw[: e.start].count(b"\n") + 1
+        raise UserError(
+            f"{path}:{line}: not UTF-8 text (byte {e.start}); save the prompt file as UTF-8"
+        ) from None
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        raise UserError(f"{path}: not a valid TOML prompt file ({e})") from None
+        at = re.search(r"at line (\d+)", str(e))  # tomllib says where only in its message
+        line = f":{at.group(1)}" if at else ""
+        raise UserError(f"{path}{line}: not a valid TOML prompt file ({e})") from None
     for key in ("name", "kind", "template", "parser"):
         if not isinstance(data.get(key), str) or not data[key]:
             raise UserError(f"{path}: missing or empty field {key!r}")
+    for key in ("description", "source", "system", "prompt_type", "answer_prompt"):
+        if key in data and not isinstance(data[key], str):
+            raise UserError(f"{path}: {key} must be a string, got {_toml_type(data[key])}")
+    if data["kind"] not in REQUIRED_PLACEHOLDERS:
+        raise UserError(
+            f"{path}: kind {data['kind']!r} is unknown; known: {', '.join(REQUIRED_PLACEHOLDERS)}"
+        )
     if data["kind"] in GRADING_KINDS:  # other kinds (generate, assign, ...) have their own parsers
-        from rubric.grading.parse import get_parser
-
         try:
             get_parser(data["parser"])
         except UserError as e:
@@ -162,6 +199,7 @@ def load_prompt_file(path: str | Path) -> Prompt:
             raise UserError(f"{path}: {key} must be a list of strings")
     if not isinstance(data.get("prompt_info", {}), dict):
         raise UserError(f"{path}: [prompt_info] must be a table")
+    check_template(data["template"], data["kind"], path, _template_line(text))
     known = {"name", "kind", "template", "parser", "description", "source", "system", "prompt_info"}
     known |= {"aliases", "choices"}
     return Prompt(
@@ -178,6 +216,55 @@ def load_prompt_file(path: str | Path) -> Prompt:
         aliases=tuple(aliases),
         file_choices=tuple(choices) if choices is not None else None,
     )
+
+
+def check_template(template: str, kind: str, path: Path, first_line: int | None = None) -> None:
+    """Placeholders are known names, every ``{`` that opens one is closed, braces balance, and the
+    placeholders the kind needs are there. ``first_line``: the file line the template starts on."""
+
+    def where(pos: int) -> str:
+        return f"{path}:{first_line + template.count(chr(10), 0, pos)}" if first_line else str(path)
+
+    for m in OPENING.finditer(template):
+        name = m.group(1)
+        closed = template.startswith("}", m.end())
+        if closed and name not in KNOWN_PLACEHOLDERS:
+            known = ", ".join(f"{{{p}}}" for p in sorted(KNOWN_PLACEHOLDERS))
+            raise UserError(f"{where(m.start())}: unknown placeholder {{{name}}}; known: {known}")
+        if not closed and name in KNOWN_PLACEHOLDERS:
+            raise UserError(f"{where(m.start())}: placeholder {{{name} is not closed with '}}'")
+    opened: list[int] = []
+    for pos, char in enumerate(template):
+        if char == "{":
+            opened.append(pos)
+        elif char == "}":
+            if not opened:
+                raise UserError(f"{where(pos)}: '}}' without a '{{' before it in the template")
+            opened.pop()
+    if opened:
+        raise UserError(f"{where(opened[-1])}: '{{' is never closed in the template")
+    used = set(PLACEHOLDER.findall(template))
+    missing = ", ".join(f"{{{p}}}" for p in REQUIRED_PLACEHOLDERS[kind] if p not in used)
+    if missing:
+        raise UserError(f"{path}: a {kind} prompt needs {missing} in its template")
+
+
+TEMPLATE_KEY = re.compile(r"""\s*template\s*=\s*('''|\"\"\"|'|")?(.*)$""")
+
+
+def _template_line(text: str) -> int | None:
+    """The line of the file on which the template's text starts (TOML gives no positions)."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        m = TEMPLATE_KEY.match(line)
+        if m:
+            multi = m.group(1) in ("'''", '"""')
+            return number + 1 if multi and not m.group(2) else number  # TOML drops a newline after '''
+    return None
+
+
+def _toml_type(value: Any) -> str:
+    names = {bool: "a boolean", int: "an integer", float: "a float", list: "an array", dict: "a table"}
+    return names.get(type(value), type(value).__name__)
 
 
 @lru_cache(maxsize=1)

@@ -16,7 +16,7 @@ we differ (METHOD.md: follow the paper, document every change):
   queries and runs).
 - An unanswerable or ill-formed extracted answer ("unanswerable", "", "(iii)") is wrong without
   asking the verifier (the original asked about it, too).
-- A response is yes by :func:`rubric.grading.parse.yes_no` ("Yes." too); any other response is
+- A response is yes by :func:`rubric.grading.phrases.yes_no` ("Yes." too); any other response is
   no. The original took only exactly "yes" / "no" and dropped the question otherwise.
 - A question without gold answers cannot be verified. The original had none (its TQA questions
   all carry an answer key); a question it could not verify it left out of both
@@ -27,14 +27,13 @@ we differ (METHOD.md: follow the paper, document every change):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from rubric.data.models import QuestionItem
 from rubric.errors import UserError
-from rubric.grading.answer_key import verification_prompts, verified
-from rubric.grading.parse import is_ill_formed, is_unanswerable
+from rubric.grading.phrases import is_ill_formed, is_unanswerable, yes_no
 from rubric.grading.prompts import Prompt, get_prompt
 
 VERIFY_KIND = "verify"
@@ -68,6 +67,18 @@ def answer_prompt(prompt: Prompt, prompt_files: Sequence[Path] = ()) -> Prompt:
             "it must be a question prompt that extracts a free-text answer"
         )
     return extract
+
+
+def verification_prompts(
+    prompt: Prompt, question: str, answer: str, gold_answers: Sequence[str]
+) -> list[str]:
+    """One rendered verification prompt per gold answer (``{gold_answers}`` holds one of them)."""
+    return [prompt.render(question=question, answer=answer, gold_answers=g) for g in gold_answers]
+
+
+def verified(responses: Iterable[str]) -> bool:
+    """The LLM verified the answer when any of its responses (one per gold answer) says yes."""
+    return any(yes_no(r) is True for r in responses)
 
 
 def gradable(answer: str) -> bool:

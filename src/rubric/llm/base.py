@@ -1,29 +1,61 @@
-"""The protocol every LLM backend implements, and the record of one answer.
+"""The typed contract between LLM backends and everything that asks them.
 
-Backends are small: ``generate(prompts) -> answers`` for free text, and optionally
-``rate(prompts, choices) -> Rating`` for prompts whose valid answers are a few short strings
-(0-5 self-ratings, yes/no), where a model can read the answer off one decoding step. The
-grading and bank code never knows which backend it talks to; the cache (:mod:`rubric.llm.cache`)
-wraps any of them.
+Every phase that calls a model (grading, bank generation, nuggetizing, nugget assignment) sends
+the same :class:`Request` (user text, optional system text) and gets back, per request, a
+:data:`Result`: an :class:`Answer` or a :class:`Failure` with its cause. A backend never raises
+because one prompt failed (a server's 400 or 500, a timeout, an unreadable reply, an out-of-memory
+batch): that prompt fails alone and every other one is answered. It raises :class:`UserError`
+only for what no retry can fix (a wrong API key, an unknown model).
+
+What a backend can do is declared by the abstract classes it inherits, never probed:
+
+- :class:`TextGenerator` -- ``generate(requests)``: free-text answers;
+- :class:`ChoiceRater` -- also ``rate(requests, choices)``: the greedy answer plus the first
+  token's probabilities over a few one-token answers (0-5 self-ratings, yes/no);
+- :class:`PairGrader` -- ``grade_pairs(pairs)``: grades (test item, passage) text pairs without
+  a prompt (extractive QA, embedding similarity);
+- :class:`TokenCounter` -- local models with a bounded input length, whose contexts are cut by
+  tokens so every prompt fits.
+
+Results are handed over as they arrive through ``on_results`` (per completed API request, per
+local batch), so the cache layer (:class:`rubric.llm.cache.CachedBackend`) commits each answer
+at once and a kill loses only what was in flight.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 
 @dataclass(frozen=True)
-class Rating:
-    """The answer of a rating prompt: the greedy answer text and, where known, choice probabilities.
+class Request:
+    """One prompt: the user message and, for chat models, an optional system message."""
 
-    ``answer`` equals what greedy generation would have produced (fast paths fall back to
-    generation where they cannot guarantee that), so parse rules apply to it unchanged.
+    user: str
+    system: str | None = None
+
+    @property
+    def text(self) -> str:
+        """The prompt as one text, for models without a system role (system text first)."""
+        return self.user if not self.system else f"{self.system}\n\n{self.user}"
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the model answered: the greedy text and, where known, more about it.
+
+    ``probabilities``: the first answer token's distribution over the choices of a rating
+    prompt (fast paths guarantee that ``text`` equals greedy generation, so parse rules apply
+    unchanged). ``score``: the number a prompt-free grader computed before bucketing it into
+    the grade in ``text`` (the embedding grader's cosine similarity).
     """
 
-    answer: str
+    text: str
     probabilities: dict[str, float] | None = None
+    score: float | None = None
 
     def expected(self, values: dict[str, float]) -> float | None:
         """Probability-weighted value of the choices (e.g. an expected 0-5 grade)."""
@@ -35,56 +67,118 @@ class Rating:
         return sum(values[c] * self.probabilities.get(c, 0.0) for c in values) / total
 
 
+@dataclass(frozen=True)
+class Failure:
+    """A prompt that got no usable answer after the backend's retries, and why.
+
+    ``cause`` is one line for people: ``HTTP 500``, ``timeout after 120s``, ``connection
+    error (...)``, ``unreadable reply (...)``, ``RuntimeError: CUDA out of memory``.
+    ``retryable`` is False where asking again cannot help (a 400: the request itself is bad).
+    """
+
+    cause: str
+    retryable: bool = True
+
+
+Result = Answer | Failure
+#: Receives ``(index into the call's requests, result)`` pairs as soon as they are known.
+OnResults = Callable[[Sequence[tuple[int, Result]]], None]
+
+
 @dataclass
 class BackendStats:
-    """Counters a run reports at the end: what was asked, answered from cache, retried, failed."""
+    """What a run reports at the end (``LLM M: N prompts, C from cache, R retries, F failed``).
+
+    The cache layer counts prompts, cache hits and failures; the backend its own retries and
+    fast-rating fallbacks (rows generated to the end).
+    """
 
     prompts: int = 0
     cached: int = 0
     retries: int = 0
     failures: int = 0
     fallbacks: int = 0
-    errors: list[str] = field(default_factory=list)
 
 
-@runtime_checkable
-class Backend(Protocol):
-    """What grading and bank creation need from an LLM."""
+class Backend(ABC):
+    """What every backend has: a registry name, a model name, its options and its counters."""
 
-    name: str  # backend name, e.g. "hf-seq2seq", "openai"
-    model: str  # model name as recorded in ``llm`` fields
+    name: ClassVar[str]  # registry name, e.g. "hf-seq2seq", "openai"
 
+    def __init__(self, model: str):
+        self.model = model  # as recorded in the ``llm`` field of grades and banks
+        self.stats = BackendStats()
+
+    @abstractmethod
     def options(self) -> dict[str, Any]:
-        """Decoding options that change answers (recorded as ``llm_options``; part of cache keys)."""
-        ...
+        """Options that change answers: recorded as ``llm_options`` and part of cache keys."""
 
-    def generate(self, prompts: Sequence[str]) -> list[str]:
-        """Greedy (or configured) answers, one per prompt, in order."""
-        ...
-
-
-@runtime_checkable
-class RatingBackend(Backend, Protocol):
-    """A backend that can answer rating prompts from the answer-token distribution."""
-
-    def rate(self, prompts: Sequence[str], choices: Sequence[str]) -> list[Rating]:
-        """One :class:`Rating` per prompt; ``choices`` are the valid answers (e.g. "0".."5")."""
-        ...
+    def kernel_summary(self) -> str:
+        """One line on how the model ran (attention path, padding share, compile warm-up) for the
+        run summary; empty where there is nothing to say (API backends)."""
+        return ""
 
 
-@runtime_checkable
-class PairGrader(Protocol):
+class TextGenerator(Backend):
+    """A backend that answers prompts with free text."""
+
+    #: Whether the model has a system role; others read :attr:`Request.text`.
+    supports_system: bool = False
+
+    @abstractmethod
+    def generate(self, requests: Sequence[Request], on_results: OnResults | None = None) -> list[Result]:
+        """One result per request, in order; each also goes to ``on_results`` when known."""
+
+
+class ChoiceRater(TextGenerator):
+    """A generator that can also read a rating prompt's answer off the first decoding step."""
+
+    @abstractmethod
+    def rate(
+        self, requests: Sequence[Request], choices: Sequence[str], on_results: OnResults | None = None
+    ) -> list[Result]:
+        """One result per request: the greedy answer with probabilities over ``choices``."""
+
+
+class PairGrader(Backend):
     """A grader that needs no prompt: it scores (item text, passage text) pairs directly.
 
-    The embedding-similarity baseline is one. The grading engine passes the test item's text
-    (or the query, for direct grading) and the passage text instead of a rendered prompt; each
-    :class:`Rating` answer is the grade as a digit string ("0".."5"), so the self-rating parse
-    rule and every downstream phase apply unchanged.
+    The engine passes the test item's text (or the query, for direct grading) and the passage;
+    each answer's text is what the parse rules read (the embedding grader's 0-5 digit, the QA
+    model's span), so every downstream phase applies unchanged.
     """
 
-    name: str
-    model: str
+    @abstractmethod
+    def grade_pairs(
+        self, pairs: Sequence[tuple[str, str]], on_results: OnResults | None = None
+    ) -> list[Result]:
+        """One result per pair, in order."""
 
-    def options(self) -> dict[str, Any]: ...
 
-    def grade_pairs(self, pairs: Sequence[tuple[str, str]]) -> list[Rating]: ...
+class TokenCounter(ABC):
+    """A model with a bounded input: the engine cuts contexts by its tokens so prompts fit."""
+
+    @property
+    @abstractmethod
+    def max_input_tokens(self) -> int:
+        """The longest input (in tokens) the model reads."""
+
+    @abstractmethod
+    def token_lengths(self, requests: Sequence[Request]) -> list[int]:
+        """Input length in tokens of each request as the model sees it (templates included)."""
+
+    @abstractmethod
+    def token_offsets(self, text: str) -> list[tuple[int, int]]:
+        """Character span of each token of ``text`` (to cut a context at a token boundary)."""
+
+
+def deliver(on_results: OnResults | None, results: Sequence[tuple[int, Result]]) -> None:
+    """Hand ``results`` to ``on_results`` when a caller listens."""
+    if on_results is not None and results:
+        on_results(results)
+
+
+def failure_of(error: BaseException) -> Failure:
+    """The failure of a model call that raised (out of memory, a CUDA or tokenizer error)."""
+    text = str(error).strip().splitlines()
+    return Failure(f"{type(error).__name__}: {text[0] if text else ''}".rstrip(": "))

@@ -30,8 +30,10 @@ Grades: the cosine similarity ``s`` becomes a 0-5 self-rating by fixed threshold
 calibrated on ``examples/tiny`` (questions against passages judged 0 vs 2-3: most off-topic
 pairs fall below 0.25, pairs where the passage states the answer mostly above 0.45). The
 thresholds are part of ``options()``, so they are recorded in ``llm_options`` and change cache
-keys when edited. Each :class:`Rating` answer is the grade as a digit string, so the self-rating
-parse rule applies unchanged; ``probabilities`` is ``None`` (there is no answer distribution).
+keys when edited. Each :class:`~rubric.llm.base.Answer` text is the grade as a digit string, so
+the self-rating parse rule applies unchanged; its ``score`` is the cosine similarity itself, which
+the grade records keep as ``similarity`` (``probabilities`` is None: there is no answer
+distribution). A text whose batch cannot be encoded fails its pairs alone.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rubric.errors import UserError
-from rubric.llm.base import Rating
+from rubric.llm.base import Answer, Failure, OnResults, PairGrader, Result, deliver, failure_of
 from rubric.llm.packaged import MINILM_ID, resolve_model
 
 THRESHOLDS: tuple[float, ...] = (0.15, 0.25, 0.35, 0.45, 0.55)  # lower bounds of grades 1..5
@@ -54,8 +56,8 @@ def grade_of(similarity: float, thresholds: Sequence[float] = THRESHOLDS) -> int
     return bisect.bisect_right(list(thresholds), similarity)
 
 
-class EmbeddingGrader:
-    """A :class:`rubric.llm.base.PairGrader` scoring pairs by embedding cosine similarity.
+class EmbeddingGrader(PairGrader):
+    """A pair grader scoring (item, passage) pairs by the cosine similarity of their embeddings.
 
     Embeddings are computed once per distinct text (a passage graded against ten items is
     encoded once), in length-sorted batches, and kept for the lifetime of the grader.
@@ -74,7 +76,7 @@ class EmbeddingGrader:
             raise UserError(f"--thresholds: need 5 increasing values, got {list(thresholds)}")
         if batch_size < 1:
             raise UserError(f"--batch-size: must be at least 1, got {batch_size}")
-        self.model = ALIASES.get(model, model)
+        super().__init__(ALIASES.get(model, model))
         self.thresholds = tuple(float(t) for t in thresholds)
         self.batch_size = batch_size
         self._path = resolve_model(model)
@@ -116,26 +118,48 @@ class EmbeddingGrader:
         self._net = load_pretrained(AutoModel, self._path).to(self._device).eval()
 
     def embed(self, texts: Sequence[str]):
-        """L2-normalised mean-pooled embeddings (a float32 tensor, one row per text)."""
+        """L2-normalised mean-pooled embeddings (a float32 tensor, one row per text); raises when a
+        text cannot be encoded (see :meth:`grade_pairs` for the per-pair failures)."""
         import torch
+
+        failed = self._encode_missing(texts)
+        if failed:
+            raise RuntimeError(next(iter(failed.values())).cause)
+        if not texts:
+            return torch.zeros((0, self._net.config.hidden_size))
+        return torch.stack([self._vectors[t] for t in texts])
+
+    def _encode_missing(self, texts: Sequence[str]) -> dict[str, Failure]:
+        """Embed the texts not seen yet, in length-sorted batches; a batch that raises is split
+        (one text that cannot be encoded fails alone). Returns the texts that failed."""
+        import torch
+
+        from rubric.llm.hf_common import isolated
 
         self._load()
         missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
         missing.sort(key=len)  # similar lengths per batch: less padding
+
+        def run(idx: list[int]) -> list[tuple[int, Result]]:
+            batch = [missing[i] for i in idx]
+            enc = self._tokenizer(
+                batch, padding=True, truncation=True, max_length=MAX_TOKENS, return_tensors="pt"
+            ).to(self._device)
+            hidden = self._net(**enc).last_hidden_state
+            mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+            pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+            vectors = torch.nn.functional.normalize(pooled, dim=-1).float().cpu()
+            self._vectors.update(zip(batch, vectors, strict=True))
+            return [(i, Answer("")) for i in idx]
+
+        failed: dict[str, Failure] = {}
         with torch.inference_mode():
-            for i in range(0, len(missing), self.batch_size):
-                batch = missing[i : i + self.batch_size]
-                enc = self._tokenizer(
-                    batch, padding=True, truncation=True, max_length=MAX_TOKENS, return_tensors="pt"
-                ).to(self._device)
-                hidden = self._net(**enc).last_hidden_state
-                mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-                pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-                vectors = torch.nn.functional.normalize(pooled, dim=-1).float().cpu()
-                self._vectors.update(zip(batch, vectors, strict=True))
-        if not texts:
-            return torch.zeros((0, self._net.config.hidden_size))
-        return torch.stack([self._vectors[t] for t in texts])
+            for start in range(0, len(missing), self.batch_size):
+                idx = list(range(start, min(start + self.batch_size, len(missing))))
+                for i, r in isolated(idx, run, lambda: None):
+                    if isinstance(r, Failure):
+                        failed[missing[i]] = r
+        return failed
 
     def similarities(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         """Cosine similarity of each (item text, passage text) pair."""
@@ -145,6 +169,22 @@ class EmbeddingGrader:
         right = self.embed([b for _, b in pairs])
         return (left * right).sum(-1).tolist()
 
-    def grade_pairs(self, pairs: Sequence[tuple[str, str]]) -> list[Rating]:
-        """One Rating per pair; its answer is the 0-5 grade as a digit string."""
-        return [Rating(answer=str(grade_of(s, self.thresholds))) for s in self.similarities(pairs)]
+    def grade_pairs(
+        self, pairs: Sequence[tuple[str, str]], on_results: OnResults | None = None
+    ) -> list[Result]:
+        """One answer per pair: the 0-5 grade as a digit string, the similarity as its score."""
+        try:
+            failed = self._encode_missing([t for pair in pairs for t in pair])
+        except (RuntimeError, ValueError) as e:  # tokenizer or device errors outside a batch
+            failed = {t: failure_of(e) for pair in pairs for t in pair}
+        results: list[Result] = [failed.get(a) or failed.get(b) or Answer("") for a, b in pairs]
+        ok = [k for k, r in enumerate(results) if isinstance(r, Answer)]
+        if ok:
+            import torch
+
+            left = torch.stack([self._vectors[pairs[k][0]] for k in ok])
+            right = torch.stack([self._vectors[pairs[k][1]] for k in ok])
+            for k, similarity in zip(ok, (left * right).sum(-1).tolist(), strict=True):
+                results[k] = Answer(str(grade_of(similarity, self.thresholds)), score=similarity)
+        deliver(on_results, list(enumerate(results)))
+        return results

@@ -1,9 +1,14 @@
 """``hf-causal``: decoder-only models (SmolLM2, Llama, Qwen, GPT-2), chat template when available.
 
 Instruction-tuned models answer best when the prompt goes through the chat template their
-tokenizer ships (with the prompt file's ``system`` text if any, see :meth:`HFCausal.with_system`);
-base models without a template get the raw prompt. Batches are left-padded so the next-token
+tokenizer ships (a request's system text becomes the system message); base models without a
+template get the raw prompt, system text first. Batches are left-padded so the next-token
 logits of every row sit at the last position.
+
+Attention is transformers' own (``eager``, ``sdpa``, or ``flex_attention`` where the model has
+it; ``auto`` keeps the model's default, SDPA in transformers 5). With greedy decoding, a head that
+every prompt of a batch shares (the prompt class's instructions, the chat template's tokens) is
+computed once per batch and its cache repeated (:mod:`rubric.llm.shared_head`).
 """
 
 from __future__ import annotations
@@ -11,7 +16,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from rubric.llm.base import Request
 from rubric.llm.hf_common import GenerativeHF, load_pretrained
+from rubric.llm.shared_head import common_head, head_cache, head_layout
 
 
 class HFCausal(GenerativeHF):
@@ -19,7 +26,7 @@ class HFCausal(GenerativeHF):
 
     name = "hf-causal"
     padding_side = "left"
-    system: str | None = None
+    share_heads = True  # compute a batch's shared prompt head once (off: plain left-padded batches)
 
     def _load_model(self) -> Any:
         from transformers import AutoModelForCausalLM
@@ -34,30 +41,45 @@ class HFCausal(GenerativeHF):
     def _add_special(self) -> bool:
         return not self.chat  # the chat template already holds the special tokens
 
-    def with_system(self, system: str | None) -> HFCausal:
-        """Use ``system`` as the system message of the chat template (prompt files may give one)."""
-        self.system = system
-        return self
+    @property
+    def supports_system(self) -> bool:  # type: ignore[override]
+        """A chat template has a system role; a base model reads the system text as prompt text."""
+        return self.chat
 
     def options(self) -> dict[str, Any]:
-        opts = super().options()
-        opts["chat_template"] = self.chat
-        if self.chat and self.system:
-            opts["system"] = self.system
-        return opts
+        return super().options() | {"chat_template": self.chat}
 
-    def _texts(self, prompts: Sequence[str]) -> list[str]:
+    def _texts(self, requests: Sequence[Request]) -> list[str]:
         if not self.chat:
-            return list(prompts)
+            return [r.text for r in requests]
         texts = []
-        for p in prompts:
-            messages = [{"role": "user", "content": p}]
-            if self.system:
-                messages.insert(0, {"role": "system", "content": self.system})
+        for r in requests:
+            messages = [{"role": "user", "content": r.user}]
+            if r.system:
+                messages.insert(0, {"role": "system", "content": r.system})
             texts.append(
                 self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
             )
         return texts
 
-    def _new_tokens(self, sequences: Any, input_len: int) -> Any:
-        return sequences[:, input_len:]
+    def _new_tokens(self, sequences: Any, batch: dict[str, Any]) -> Any:
+        return sequences[:, batch["input_ids"].shape[1] :]
+
+    # -- shared prompt head ----------------------------------------------------------------------
+    def _tensors(self, rows: list[list[int]]) -> dict[str, Any]:
+        """Greedy batches whose rows share a head: ``[head][padding][tail]`` (else left-padded)."""
+        head = common_head(rows) if self.share_heads and self.settings.num_beams == 1 else 0
+        if not head:
+            return super()._tensors(rows)
+        ids, mask = head_layout(rows, head, self.tokenizer.pad_token_id)
+        tail = ids.shape[1] - head
+        self.padding.add(
+            head + sum(len(r) - head for r in rows), head + len(rows) * tail, shared=(len(rows) - 1) * head
+        )
+        return {"input_ids": self._to_device(ids), "attention_mask": self._to_device(mask), "head": head}
+
+    def _inputs(self, batch: dict[str, Any]) -> dict[str, Any]:
+        inputs = {"input_ids": batch["input_ids"], "attention_mask": batch["attention_mask"]}
+        if batch.get("head"):
+            inputs["past_key_values"] = head_cache(self.net, batch["input_ids"], batch["head"])
+        return inputs

@@ -1,23 +1,35 @@
 """What the local HuggingFace backends share: device/dtype choice, loading, length-sorted batches.
 
-Throughput on these models comes from three things (see ``../shared/STACK.md``): sorting prompts by
-token length so batches carry little padding, batching across passages and queries (the grader
-hands a backend thousands of prompts at once), and ``torch.inference_mode``. bf16 is the default on
-GPU; CPUs run fp32 (bf16 matmuls are slow on most CPUs and change answers).
+Throughput on these models comes from three things: sorting prompts by token length so batches
+carry little padding, batching across passages and queries (the grader hands a backend thousands
+of prompts at once), and ``torch.inference_mode``. bf16 is the default on GPU; CPUs run fp32 (bf16
+matmuls are slow on most CPUs and change answers). The attention path (``attention``, ``compile``)
+is chosen by each backend: the T5 encoder has its own fused paths (:mod:`rubric.llm.t5_attention`),
+causal models use transformers' own and share prompt heads (:mod:`rubric.llm.shared_head`).
 """
 
 from __future__ import annotations
 
 import os
-from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from abc import abstractmethod
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rubric.errors import UserError
-from rubric.llm.base import Rating
+from rubric.llm.base import (
+    Answer,
+    ChoiceRater,
+    OnResults,
+    Request,
+    Result,
+    TokenCounter,
+    deliver,
+    failure_of,
+)
 from rubric.llm.packaged import resolve_model
+from rubric.llm.packing import PaddingTally
 from rubric.llm.prefetch import prefetch
 
 DEVICES = ("auto", "cpu", "cuda")
@@ -25,6 +37,7 @@ AUTO_BATCH = {"cpu": 8, "cuda": 64}  # measured: on CPU, batches of 32 long prom
 AUTO_PAD_MULTIPLE = {"cpu": 1, "cuda": 8}
 MEMO_SIZE = 65536  # token ids remembered between fitting prompts and batching them
 DTYPES = ("auto", "float32", "bfloat16", "float16")
+ATTENTIONS = ("auto", "eager", "sdpa", "flex")
 
 
 @dataclass
@@ -40,6 +53,8 @@ class HFSettings:
     max_new_tokens: int = 32
     num_beams: int = 1
     pad_multiple: int = 0  # 0 = auto: 8 on GPU (tensor-core friendly shapes), 1 on CPU (no extra work)
+    attention: str = "auto"  # eager | sdpa | flex | auto (the fastest exact path on the device)
+    compile: bool = False  # torch.compile the T5 encoder (the calls that compile are the warm-up)
 
 
 def device_type(device: str) -> str:
@@ -137,6 +152,18 @@ def sorted_batches(lengths: Sequence[int], batch_size: int, token_budget: int = 
         yield batch
 
 
+def use_attention(net: Any, implementation: str) -> None:
+    """Switch a loaded model to one of transformers' attention implementations."""
+    setter = getattr(net, "set_attn_implementation", None)
+    if setter is None:
+        raise UserError("--attention: this transformers cannot switch attention; transformers >= 5 can")
+    try:
+        setter(implementation)
+    except (ValueError, ImportError) as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise UserError(f"--attention: {type(net).__name__} cannot use {implementation}: {first}") from None
+
+
 def eos_ids(model: Any, tokenizer: Any) -> set[int]:
     """Token ids that end generation (generation config may list several)."""
     ids: set[int] = set()
@@ -163,7 +190,7 @@ def choice_token_ids(tokenizer: Any, choices: Sequence[str]) -> dict[str, list[i
     return {c: [vocab[sp] for sp in (c, "▁" + c, "Ġ" + c, " " + c) if sp in vocab] for c in choices}
 
 
-class GenerativeHF(ABC):
+class GenerativeHF(ChoiceRater, TokenCounter):
     """Greedy/beam generation and exact fast rating, shared by the seq2seq and causal backends.
 
     Fast rating runs greedy generation for at most two new tokens on a length-sorted batch. A row
@@ -172,6 +199,10 @@ class GenerativeHF(ABC):
     batch; every other row (the top token was not a one-token answer, or the model kept talking:
     "4" followed by "5" would parse differently) is generated to the end. The first step's
     distribution gives the choice probabilities for an expected grade.
+
+    A batch whose model call raises (out of memory, a CUDA error) is split in halves and run
+    again, down to single prompts, so a prompt that cannot be answered fails alone and every
+    other prompt of its batch is answered. Results are reported per batch (``on_results``).
     """
 
     name = "hf"
@@ -180,9 +211,13 @@ class GenerativeHF(ABC):
     def __init__(self, settings: HFSettings):
         import torch
 
+        super().__init__(settings.model)
         self.settings = settings
-        self.model = settings.model
         self.device = resolve_device(settings.device)
+        if settings.attention not in ATTENTIONS:
+            raise UserError(
+                f"--attention: expected one of {', '.join(ATTENTIONS)}, got {settings.attention!r}"
+            )
         settings.batch_size = settings.batch_size or AUTO_BATCH[device_type(self.device)]
         settings.pad_multiple = settings.pad_multiple or AUTO_PAD_MULTIPLE[device_type(self.device)]
         self._ids: dict[str, list[int]] = {}
@@ -195,8 +230,9 @@ class GenerativeHF(ABC):
         self.net.to(self.device)
         self.net.eval()
         self.eos = eos_ids(self.net, self.tokenizer)
-        self.fallbacks = 0  # rows the fast path had to generate to the end
+        self.padding = PaddingTally()  # input slots given to the model, and how many were padding
         self._torch = torch
+        self.attention = self._setup_attention(settings.attention)
 
     @classmethod
     def from_options(cls, model: str, **options: Any) -> GenerativeHF:
@@ -209,15 +245,45 @@ class GenerativeHF(ABC):
     def _load_model(self) -> Any:
         """The model, loaded with the right Auto class and dtype."""
 
-    def _texts(self, prompts: Sequence[str]) -> list[str]:
-        """The model input text of each prompt (the causal backend applies a chat template)."""
-        return list(prompts)
+    def _texts(self, requests: Sequence[Request]) -> list[str]:
+        """The model input text of each request (the causal backend applies a chat template)."""
+        return [r.text for r in requests]
 
     @abstractmethod
-    def _new_tokens(self, sequences: Any, input_len: int) -> Any:
-        """The generated part of ``generate``'s output sequences."""
+    def _new_tokens(self, sequences: Any, batch: dict[str, Any]) -> Any:
+        """The generated part of ``generate``'s output sequences for ``batch``."""
 
-    # -- protocol --------------------------------------------------------------------------------
+    def _setup_attention(self, attention: str) -> str:
+        """Select the attention path; returns its name as reported. The base uses transformers'
+        own implementations (``auto``: the model's default, SDPA where it has one)."""
+        if self.settings.compile:
+            raise UserError(f"--compile: applies to T5 encoders (hf-seq2seq), not to {self.name}")
+        if attention == "auto":
+            return str(self.net.config._attn_implementation)
+        if attention == "flex" and not getattr(self.net, "_supports_flex_attn", False):
+            raise UserError(
+                f"--attention flex: {type(self.net).__name__} has no FlexAttention path (use sdpa or eager)"
+            )
+        use_attention(self.net, "flex_attention" if attention == "flex" else attention)
+        return attention
+
+    def _groups(self, lengths: list[int]) -> Iterator[list[int]]:
+        """Prompt indices of each batch: length-sorted, padded batches (see :func:`sorted_batches`)."""
+        return sorted_batches(lengths, self.settings.batch_size, self.settings.token_budget)
+
+    def _inputs(self, batch: dict[str, Any]) -> dict[str, Any]:
+        """``generate``'s keyword arguments for a batch built by :meth:`_tensors`."""
+        return batch
+
+    def kernel_summary(self) -> str:
+        """One line for the run summary: attention path, padding share, compile warm-up."""
+        pad = self.padding
+        line = f"attention {self.attention}; padding {100 * pad.ratio:.1f}% of {pad.slots:,} input slots"
+        if pad.shared:
+            line += f"; {pad.shared:,} prompt-head tokens computed once per batch instead of per prompt"
+        return line
+
+    # -- the contract ----------------------------------------------------------------------------
     def options(self) -> dict[str, Any]:
         s = self.settings
         return {
@@ -227,11 +293,11 @@ class GenerativeHF(ABC):
             "max_input_tokens": s.max_input_tokens,
         }
 
-    def token_lengths(self, prompts: Sequence[str]) -> list[int]:
-        """Input length in tokens of each prompt as the model sees it (special tokens included)."""
-        if not prompts:
+    def token_lengths(self, requests: Sequence[Request]) -> list[int]:
+        """Input length in tokens of each request as the model sees it (special tokens included)."""
+        if not requests:
             return []
-        return [len(ids) for ids in self._encode(self._texts(prompts))]
+        return [len(ids) for ids in self._encode(self._texts(requests))]
 
     def _encode(self, texts: Sequence[str]) -> list[list[int]]:
         """Token ids of model input texts, untruncated; remembered, so that the prompts context
@@ -259,9 +325,8 @@ class GenerativeHF(ABC):
     def _add_special(self) -> bool:
         return True
 
-    def _batches(self, texts: list[str]) -> Iterator[tuple[list[int], dict[str, Any]]]:
-        """(prompt indices, model inputs on the device), length-sorted; built one batch ahead in a
-        thread (see :mod:`rubric.llm.prefetch`) so host work overlaps with the model."""
+    def _rows(self, texts: Sequence[str]) -> list[list[int]]:
+        """Token ids of each model input, cut to ``max_input_tokens`` as the tokenizer cuts."""
         s = self.settings
         enc = self._encode(texts)
         long = [i for i, ids in enumerate(enc) if len(ids) > s.max_input_tokens]
@@ -275,8 +340,13 @@ class GenerativeHF(ABC):
             enc = list(enc)
             for i, ids in zip(long, cut, strict=True):
                 enc[i] = ids
-        groups = sorted_batches([len(e) for e in enc], s.batch_size, s.token_budget)
-        return prefetch(self._stream(enc, groups))
+        return enc
+
+    def _batches(self, texts: list[str]) -> Iterator[tuple[list[int], dict[str, Any]]]:
+        """(prompt indices, model inputs on the device), length-sorted; built one batch ahead in a
+        thread (see :mod:`rubric.llm.prefetch`) so host work overlaps with the model."""
+        enc = self._rows(texts)
+        return prefetch(self._stream(enc, self._groups([len(e) for e in enc])))
 
     def _stream(self, enc: list[list[int]], groups: Iterator[list[int]]) -> Iterator[tuple[list[int], Any]]:
         """The batches, built in the prefetch thread. CUDA's current device is per thread (device 0
@@ -308,16 +378,18 @@ class GenerativeHF(ABC):
             span = slice(width - len(row), width) if left else slice(0, len(row))
             ids[r, span] = torch.tensor(row, dtype=torch.long)
             mask[r, span] = 1
+        self.padding.add(sum(len(r) for r in rows), len(rows) * width)
+        return {"input_ids": self._to_device(ids), "attention_mask": self._to_device(mask)}
+
+    def _to_device(self, tensor: Any) -> Any:
+        """On CUDA: a pinned copy sent without blocking (overlaps with the model's work)."""
         if device_type(self.device) == "cuda":
-            return {
-                "input_ids": ids.pin_memory().to(self.device, non_blocking=True),
-                "attention_mask": mask.pin_memory().to(self.device, non_blocking=True),
-            }
-        return {"input_ids": ids, "attention_mask": mask}
+            return tensor.pin_memory().to(self.device, non_blocking=True)
+        return tensor
 
     def _run(self, batch: dict[str, Any], max_new: int, beams: int, scores: bool = False) -> Any:
         return self.net.generate(
-            **batch,
+            **self._inputs(batch),
             max_new_tokens=max_new,
             num_beams=beams,
             do_sample=False,
@@ -329,52 +401,108 @@ class GenerativeHF(ABC):
     def _decode(self, tokens: Any) -> str:
         return self.tokenizer.decode(tokens, skip_special_tokens=True)
 
-    def generate(self, prompts: Sequence[str]) -> list[str]:
-        """Answers in prompt order; batches are length-sorted across all prompts given."""
-        s = self.settings
-        answers = [""] * len(prompts)
-        with self._torch.inference_mode():
-            for idx, batch in self._batches(self._texts(prompts)):
-                out = self._run(batch, s.max_new_tokens, s.num_beams)
-                new = self._new_tokens(out.sequences, batch["input_ids"].shape[1]).cpu()
-                for row, i in enumerate(idx):
-                    answers[i] = self._decode(new[row])
-        return answers
+    def _each_batch(self, texts: list[str], step: Step, on_results: OnResults | None) -> list[Result]:
+        """Run ``step(indices, batch)`` on every length-sorted batch, in inference mode; a batch
+        that raises is split (see :func:`isolated`) and its rows' tensors are built again."""
+        results: list[Result | None] = [None] * len(texts)
 
-    def rate(self, prompts: Sequence[str], choices: Sequence[str]) -> list[Rating]:
+        def cleanup() -> None:
+            if device_type(self.device) == "cuda":
+                self._torch.cuda.empty_cache()
+
+        with self._torch.inference_mode():
+            for idx, batch in self._batches(texts):
+
+                def run(part: list[int], idx: list[int] = idx, batch: dict[str, Any] = batch) -> Any:
+                    inputs = batch if part is idx else self._tensors(self._rows([texts[i] for i in part]))
+                    return step(part, inputs)
+
+                got = isolated(idx, run, cleanup)
+                for i, r in got:
+                    results[i] = r
+                deliver(on_results, got)
+        return results  # type: ignore[return-value]
+
+    def generate(self, requests: Sequence[Request], on_results: OnResults | None = None) -> list[Result]:
+        """Answers in request order; batches are length-sorted across all requests given."""
+        s = self.settings
+
+        def step(idx: list[int], batch: dict[str, Any]) -> list[tuple[int, Result]]:
+            out = self._run(batch, s.max_new_tokens, s.num_beams)
+            new = self._new_tokens(out.sequences, batch).cpu()
+            return [(i, Answer(self._decode(new[row]))) for row, i in enumerate(idx)]
+
+        return self._each_batch(self._texts(requests), step, on_results)
+
+    def rate(
+        self, requests: Sequence[Request], choices: Sequence[str], on_results: OnResults | None = None
+    ) -> list[Result]:
         """Greedy answers, read off the first two decoding steps where generation ends there."""
         s = self.settings
         if s.num_beams != 1:  # beam search: no exact one-step shortcut
-            return [Rating(a) for a in self.generate(prompts)]
+            return self.generate(requests, on_results)
         torch = self._torch
-        ratings: list[Rating | None] = [None] * len(prompts)
         unfinished: list[int] = []
         probs_of: dict[int, dict[str, float]] = {}
         key = tuple(choices)
         if key not in self._spellings:
             self._spellings[key] = choice_token_ids(self.tokenizer, choices)
         spellings = self._spellings[key]
-        with torch.inference_mode():
-            for idx, batch in self._batches(self._texts(prompts)):
-                out = self._run(batch, min(2, s.max_new_tokens), 1, scores=True)
-                new = self._new_tokens(out.sequences, batch["input_ids"].shape[1]).cpu()
-                # only the choices' columns of the first step's distribution leave the device
-                cols = sorted({t for ts in spellings.values() for t in ts if t < out.scores[0].shape[-1]})
-                first = torch.softmax(out.scores[0].float(), dim=-1)[:, cols].cpu().tolist()
-                where = {t: j for j, t in enumerate(cols)}
-                for row, i in enumerate(idx):
-                    toks = new[row].tolist()
-                    probs_of[i] = {
-                        c: max([0.0] + [first[row][where[t]] for t in ts if t in where])
-                        for c, ts in spellings.items()
-                    }
-                    ended = any(t in self.eos for t in toks[:2])
-                    if ended or s.max_new_tokens <= 2:
-                        ratings[i] = Rating(self._decode(new[row]), probs_of[i])
-                    else:
-                        unfinished.append(i)
+
+        def step(idx: list[int], batch: dict[str, Any]) -> list[tuple[int, Result]]:
+            out = self._run(batch, min(2, s.max_new_tokens), 1, scores=True)
+            new = self._new_tokens(out.sequences, batch).cpu()
+            # only the choices' columns of the first step's distribution leave the device
+            cols = sorted({t for ts in spellings.values() for t in ts if t < out.scores[0].shape[-1]})
+            first = torch.softmax(out.scores[0].float(), dim=-1)[:, cols].cpu().tolist()
+            where = {t: j for j, t in enumerate(cols)}
+            done: list[tuple[int, Result]] = []
+            for row, i in enumerate(idx):
+                probs_of[i] = {
+                    c: max([0.0] + [first[row][where[t]] for t in ts if t in where])
+                    for c, ts in spellings.items()
+                }
+                ended = any(t in self.eos for t in new[row].tolist()[:2])
+                if ended or s.max_new_tokens <= 2:
+                    done.append((i, Answer(self._decode(new[row]), probs_of[i])))
+                else:
+                    unfinished.append(i)
+            return done
+
+        results = self._each_batch(self._texts(requests), step, on_results)
         if unfinished:
-            self.fallbacks += len(unfinished)
-            for i, answer in zip(unfinished, self.generate([prompts[i] for i in unfinished]), strict=True):
-                ratings[i] = Rating(answer, probs_of[i])
-        return [r for r in ratings if r is not None]
+            self.stats.fallbacks += len(unfinished)
+
+            def finish(batch: Sequence[tuple[int, Result]]) -> None:
+                got = [(unfinished[j], _with_probs(r, probs_of[unfinished[j]])) for j, r in batch]
+                for i, r in got:
+                    results[i] = r
+                deliver(on_results, got)
+
+            self.generate([requests[i] for i in unfinished], finish)
+        return results
+
+
+Step = Callable[[list[int], dict[str, Any]], list[tuple[int, Result]]]
+
+
+def isolated(
+    idx: list[int], run: Callable[[list[int]], list[tuple[int, Result]]], cleanup: Callable[[], None]
+) -> list[tuple[int, Result]]:
+    """``run(idx)``; when the model call raises (out of memory, a CUDA or shape error, a token id
+    outside the model's vocabulary), the rows are run again in two halves, down to single rows,
+    so one row that cannot be answered fails alone (a :class:`~rubric.llm.base.Failure` with the
+    error) and every other row of its batch is answered. ``cleanup`` runs after each error
+    (it frees cached GPU memory)."""
+    try:
+        return run(idx)
+    except (RuntimeError, ValueError, IndexError) as e:
+        cleanup()
+        if len(idx) == 1:
+            return [(idx[0], failure_of(e))]
+        half = len(idx) // 2
+        return isolated(idx[:half], run, cleanup) + isolated(idx[half:], run, cleanup)
+
+
+def _with_probs(result: Result, probs: dict[str, float]) -> Result:
+    return Answer(result.text, probs) if isinstance(result, Answer) else result

@@ -6,6 +6,7 @@ which transformers 5.3 removed. This backend does the same span decoding itself:
 compared with the no-answer score at the first token ([CLS]); when no-answer wins the answer is
 empty, which every parse rule reads as *unanswerable*. It has no prompt text: the grader hands it
 (question or nugget text, passage text) pairs, like any :class:`~rubric.llm.base.PairGrader`.
+A batch that raises is split so that only the pair that cannot be answered fails.
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from rubric.llm.base import Rating
+from rubric.llm.base import Answer, OnResults, PairGrader, Result, deliver
 from rubric.llm.hf_common import (
     AUTO_BATCH,
     HFSettings,
     device_type,
+    isolated,
     load_pretrained,
     load_tokenizer,
     resolve_device,
@@ -29,8 +31,8 @@ MAX_ANSWER_TOKENS = 30
 TOP_K = 20
 
 
-class HFQuestionAnswering:
-    """Span extraction with a no-answer score; implements ``grade_pairs``."""
+class HFQuestionAnswering(PairGrader):
+    """Span extraction with a no-answer score."""
 
     name = "hf-qa"
 
@@ -38,9 +40,9 @@ class HFQuestionAnswering:
         import torch
         from transformers import AutoModelForQuestionAnswering
 
+        super().__init__(settings.model)
         self._torch = torch
         self.settings = settings
-        self.model = settings.model
         self.device = resolve_device(settings.device)
         settings.batch_size = settings.batch_size or AUTO_BATCH[device_type(self.device)]
         self.tokenizer = load_tokenizer(settings.model, "right")
@@ -62,12 +64,16 @@ class HFQuestionAnswering:
             "max_input_tokens": self.settings.max_input_tokens,
         }
 
-    def grade_pairs(self, pairs: Sequence[tuple[str, str]]) -> list[Rating]:
+    def grade_pairs(
+        self, pairs: Sequence[tuple[str, str]], on_results: OnResults | None = None
+    ) -> list[Result]:
         """The extracted answer span (``""`` = no answer) for each (question, context) pair."""
         torch = self._torch
         s = self.settings
         questions = [q for q, _ in pairs]
         contexts = [c for _, c in pairs]
+        if not pairs:
+            return []
         enc = self.tokenizer(
             questions,
             contexts,
@@ -75,20 +81,32 @@ class HFQuestionAnswering:
             max_length=s.max_input_tokens,
             return_offsets_mapping=True,
         )
-        answers = [""] * len(pairs)
+        results: list[Result | None] = [None] * len(pairs)
         lengths = [len(ids) for ids in enc["input_ids"]]
         names = [n for n in ("input_ids", "attention_mask", "token_type_ids") if n in enc]
+
+        def run(idx: list[int]) -> list[tuple[int, Result]]:
+            batch = self.tokenizer.pad({n: [enc[n][i] for i in idx] for n in names}, return_tensors="pt")
+            out = self.net(**{k: v.to(self.device) for k, v in batch.items()})
+            starts = out.start_logits.float().cpu()
+            ends = out.end_logits.float().cpu()
+            return [
+                (i, Answer(self._best_span(starts[row], ends[row], enc.sequence_ids(i),
+                                           enc["offset_mapping"][i], contexts[i])))
+                for row, i in enumerate(idx)
+            ]  # fmt: skip
+
+        def cleanup() -> None:
+            if device_type(self.device) == "cuda":
+                torch.cuda.empty_cache()
+
         with torch.inference_mode():
             for idx in sorted_batches(lengths, s.batch_size, s.token_budget):
-                batch = self.tokenizer.pad({n: [enc[n][i] for i in idx] for n in names}, return_tensors="pt")
-                out = self.net(**{k: v.to(self.device) for k, v in batch.items()})
-                starts = out.start_logits.float().cpu()
-                ends = out.end_logits.float().cpu()
-                for row, i in enumerate(idx):
-                    answers[i] = self._best_span(
-                        starts[row], ends[row], enc.sequence_ids(i), enc["offset_mapping"][i], contexts[i]
-                    )
-        return [Rating(a) for a in answers]
+                got = isolated(idx, run, cleanup)
+                for i, r in got:
+                    results[i] = r
+                deliver(on_results, got)
+        return results  # type: ignore[return-value]
 
     @staticmethod
     def _best_span(start: Any, end: Any, seq_ids: list[int | None], offsets: list, context: str) -> str:

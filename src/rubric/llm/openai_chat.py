@@ -1,65 +1,93 @@
 """An OpenAI-compatible chat backend (OpenAI, vLLM, TGI, Ollama, ...) for every phase.
 
 Why it looks like this: an evaluation campaign sends tens of thousands of prompts to a server
-that throttles (429), hiccups (5xx) and sometimes hangs. So every prompt is answered
-concurrently (``concurrency`` in flight, an asyncio semaphore), paced (``rpm`` requests per
-minute), retried with exponential backoff and jitter (honouring ``Retry-After``) a bounded
-number of times, and cached (sqlite, :mod:`rubric.llm.cache`) as soon as it is answered, so a
-killed run resumes for free. A prompt that still fails is *recorded* (``stats.failures``,
-``stats.errors``) and returned as ``None`` by :meth:`OpenAIChat.complete`; it is never cached
-and never turned into an empty answer. :meth:`OpenAIChat.generate` (the Backend protocol)
-raises :class:`LLMFailure` instead of returning partial answers.
+that throttles (429), hiccups (5xx), sometimes hangs and sometimes answers nonsense. So every
+prompt is answered concurrently (``concurrency`` in flight, an asyncio semaphore), paced (``rpm``
+requests per minute) and retried with exponential backoff and jitter (honouring ``Retry-After``)
+a bounded number of times. Every reply is validated before it is believed: a body that is not
+JSON (an HTML error page, a cut-off reply), ``choices`` missing or null, a message without text
+content -- each is an unreadable reply, retried like a 500. A prompt that still fails comes back
+as a :class:`~rubric.llm.base.Failure` with its cause and fails alone; each answer is reported
+the moment its request completes (``on_results``), which is when the cache layer stores it.
 
-The API key comes from ``OPENAI_API_KEY`` or ``api_key_file``; it is never written anywhere
-(not in options, cache keys, output files or messages).
+The API key comes from ``OPENAI_API_KEY`` or ``api_key_file``. It is never written anywhere:
+not in options or cache keys, and every text that comes from the server (answers, error bodies,
+which some servers fill with the request's Authorization header) has it replaced by
+``[redacted]`` before anything else sees it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import math
 import os
 import random
+import re
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rubric.errors import UserError
-from rubric.llm.base import BackendStats, Rating
-from rubric.llm.cache import ResponseCache, cache_key
+from rubric.llm.base import Answer, ChoiceRater, Failure, OnResults, Request, Result
+
+REDACTED = "[redacted]"
+MIN_SECRET_LENGTH = 8  # shorter "keys" (local test servers) are not secrets worth garbling text for
 
 
-class LLMFailure(UserError):
-    """Some prompts were not answered after all retries (their answers are not cached)."""
-
-
-@dataclass(frozen=True)
-class ChatPrompt:
-    """A user message with an optional system message (what prompt files render to)."""
-
-    user: str
-    system: str | None = None
+class BadReply(ValueError):
+    """A 200 reply we cannot use (not JSON, no choices, no text content)."""
 
 
 def read_api_key(api_key_file: str | Path | None) -> str:
     """The key from ``--api-key-file`` (first line) or ``OPENAI_API_KEY``; local servers need none."""
     if api_key_file:
+        path = Path(api_key_file)
         try:
-            key = Path(api_key_file).read_text(encoding="utf-8").strip().splitlines()
+            key = path.read_text(encoding="utf-8").strip().splitlines()
+        except IsADirectoryError:
+            raise UserError(f"--api-key-file {api_key_file}: is a directory, expected a file") from None
         except OSError as e:
             raise UserError(f"--api-key-file {api_key_file}: cannot read ({e.strerror})") from None
+        except UnicodeDecodeError:
+            raise UserError(f"--api-key-file {api_key_file}: not UTF-8 text") from None
         if not key or not key[0].strip():
             raise UserError(f"--api-key-file {api_key_file}: the file is empty")
         return key[0].strip()
     return os.environ.get("OPENAI_API_KEY") or "EMPTY"
 
 
-class OpenAIChat:
-    """Chat-completions backend; implements ``Backend`` and ``RatingBackend``."""
+def check_api_options(
+    concurrency: int = 8,
+    rpm: float | None = None,
+    max_retries: int = 6,
+    timeout: float = 120.0,
+    retry_base: float = 1.0,
+    temperature: float = 0.0,
+    max_tokens: int | None = None,
+) -> None:
+    """Range checks of the client options, each naming its command-line option."""
+    bad = [
+        ("--concurrency", concurrency, concurrency >= 1, "at least 1"),
+        ("--rpm", rpm, rpm is None or (math.isfinite(rpm) and rpm > 0), "a positive number"),
+        ("--max-retries", max_retries, max_retries >= 0, "0 or more"),
+        ("--timeout", timeout, math.isfinite(timeout) and timeout > 0, "a positive number of seconds"),
+        ("--retry-base", retry_base, math.isfinite(retry_base) and retry_base >= 0, "0 or more seconds"),
+        ("--temperature", temperature, math.isfinite(temperature) and 0 <= temperature <= 2, "0 to 2"),
+        ("--max-tokens", max_tokens, max_tokens is None or max_tokens >= 1, "at least 1"),
+    ]
+    for option, value, ok, want in bad:
+        if not ok:
+            raise UserError(f"{option}: must be {want}, got {value}")
+
+
+class OpenAIChat(ChoiceRater):
+    """Chat-completions backend: generates, and rates with logprobs where the server has them."""
 
     name = "openai"
+    supports_system = True
 
     def __init__(
         self,
@@ -72,31 +100,24 @@ class OpenAIChat:
         timeout: float = 120.0,
         temperature: float = 0.0,
         max_tokens: int | None = None,
-        cache: ResponseCache | None = None,
         retry_base: float = 1.0,
         retry_cap: float = 60.0,
         progress: bool = True,
     ):
-        if concurrency < 1:
-            raise UserError("--concurrency: must be at least 1")
-        if max_retries < 0:
-            raise UserError("--max-retries: must be 0 or more")
-        if rpm is not None and rpm <= 0:
-            raise UserError("--rpm: must be positive")
-        self.model = model
+        check_api_options(concurrency, rpm, max_retries, timeout, retry_base, temperature, max_tokens)
+        super().__init__(model)
         self.base_url = base_url
         self._api_key = api_key
+        self._secret = api_key if api_key != "EMPTY" and len(api_key) >= MIN_SECRET_LENGTH else None
         self.concurrency = concurrency
         self.rpm = rpm
         self.max_retries = max_retries
         self.timeout = timeout
         self.temperature = temperature
         self.max_tokens = max_tokens
-        self.cache = cache
         self.retry_base = retry_base
         self.retry_cap = retry_cap
         self.progress = progress
-        self.stats = BackendStats()
         self._logprobs_supported = True
 
     @classmethod
@@ -111,16 +132,14 @@ class OpenAIChat:
         timeout: float = 120.0,
         temperature: float = 0.0,
         max_tokens: int | None = None,
-        cache: ResponseCache | str | Path | None = None,
         **extra: Any,
     ) -> OpenAIChat:
-        """Build from CLI-style options (the grading engine's backend registry calls this).
+        """Build from CLI-style options (the backend registry calls this).
 
-        ``extra`` may carry ``retry_base``, ``retry_cap`` and ``progress``; other options left at
-        None (generic options of other backends) are ignored, any other is an error.
+        ``extra`` may carry ``retry_base``, ``retry_cap`` and ``progress``; the local-model
+        options every grading command passes are ignored (beams are refused), any other is an error.
         """
         tuning = {k: extra.pop(k) for k in ("retry_base", "retry_cap", "progress") if k in extra}
-        # The grading CLI passes every backend the local-model options; a server needs none of them.
         if (extra.pop("num_beams", None) or 1) > 1:
             raise UserError("--num-beams: the openai backend decodes greedily (temperature 0), no beams")
         max_new_tokens = extra.pop("max_new_tokens", None)
@@ -131,8 +150,6 @@ class OpenAIChat:
         unknown = [k for k, v in extra.items() if v is not None]
         if unknown:
             raise UserError(f"--{unknown[0].replace('_', '-')}: not an option of the openai backend")
-        if cache is not None and not isinstance(cache, ResponseCache):
-            cache = ResponseCache(cache)
         return cls(
             model=model,
             base_url=base_url,
@@ -143,7 +160,6 @@ class OpenAIChat:
             timeout=timeout,
             temperature=temperature,
             max_tokens=max_tokens,
-            cache=cache,
             **tuning,
         )
 
@@ -154,63 +170,34 @@ class OpenAIChat:
             opts["max_tokens"] = self.max_tokens
         return opts
 
-    # -- public API ----------------------------------------------------------------------------
+    # -- the contract ----------------------------------------------------------------------------
 
-    def generate(self, prompts: Sequence[str | ChatPrompt]) -> list[str]:
-        """Answers in order; raises :class:`LLMFailure` if any prompt failed after retries."""
-        answers = self.complete(prompts)
-        failed = sum(a is None for a in answers)
-        if failed:
-            raise LLMFailure(
-                f"--base-url {self.base_url or 'default'}: {failed} of {len(answers)} prompts failed after "
-                f"{self.max_retries} retries ({self.stats.errors[-1] if self.stats.errors else ''}); "
-                "answered prompts are cached, re-run to retry the rest"
-            )
-        return [a for a in answers if a is not None]
+    def generate(self, requests: Sequence[Request], on_results: OnResults | None = None) -> list[Result]:
+        """Answers in order; a request that failed after all retries is a Failure."""
+        return asyncio.run(self._run(list(requests), False, on_results))
 
-    def complete(self, prompts: Sequence[str | ChatPrompt], kind: str = "generate") -> list[str | None]:
-        """Answers in order; ``None`` where a prompt failed after all retries (recorded in stats)."""
-        chats = [p if isinstance(p, ChatPrompt) else ChatPrompt(p) for p in prompts]
-        keys = [self._key(c, kind) for c in chats]
-        self.stats.prompts += len(chats)
-        cached = self.cache.get_many(keys) if self.cache else {}
-        answers: list[str | None] = [cached.get(k) for k in keys]
-        self.stats.cached += sum(a is not None for a in answers)
-        todo = [i for i, a in enumerate(answers) if a is None]
-        if todo:
-            results = asyncio.run(
-                self._run([chats[i] for i in todo], [keys[i] for i in todo], kind.startswith("rate:"))
-            )
-            for i, answer in zip(todo, results, strict=True):
-                answers[i] = answer
-        return answers
-
-    def rate(self, prompts: Sequence[str | ChatPrompt], choices: Sequence[str]) -> list[Rating]:
+    def rate(
+        self, requests: Sequence[Request], choices: Sequence[str], on_results: OnResults | None = None
+    ) -> list[Result]:
         """Greedy answers plus the first token's distribution over ``choices`` where the server
         returns logprobs (vLLM and OpenAI do); plain answers otherwise."""
-        chats = [p if isinstance(p, ChatPrompt) else ChatPrompt(p) for p in prompts]
-        raw = self.complete(chats, kind=f"rate:{','.join(choices)}")
-        ratings = []
-        for r in raw:
-            if r is None:
-                raise LLMFailure(
-                    f"--base-url {self.base_url or 'default'}: a rating prompt failed after "
-                    f"{self.max_retries} retries ({self.stats.errors[-1] if self.stats.errors else ''}); "
-                    "re-run to retry"
-                )
-            answer, probs = _split_rating(r)
-            if probs is not None:
-                probs = {c: probs.get(c, 0.0) for c in choices}
-            ratings.append(Rating(answer=answer, probabilities=probs))
-        return ratings
 
-    # -- internals -----------------------------------------------------------------------------
+        def keep_choices(batch: Sequence[tuple[int, Result]]) -> None:
+            if on_results is not None:
+                on_results([(i, _only(r, choices)) for i, r in batch])
 
-    def _key(self, chat: ChatPrompt, kind: str) -> str:
-        text = chat.user if chat.system is None else f"{chat.system}\n\x00\n{chat.user}"
-        return cache_key(self.name, self.model, self.options(), text, kind)
+        got = asyncio.run(self._run(list(requests), True, keep_choices))
+        return [_only(r, choices) for r in got]
 
-    async def _run(self, chats: list[ChatPrompt], keys: list[str], logprobs: bool) -> list[str | None]:
+    # -- internals -------------------------------------------------------------------------------
+
+    def redact(self, text: str) -> str:
+        """``text`` with the API key replaced (servers may echo the Authorization header)."""
+        return text.replace(self._secret, REDACTED) if self._secret else text
+
+    async def _run(
+        self, requests: list[Request], logprobs: bool, on_results: OnResults | None
+    ) -> list[Result]:
         import openai  # lazy: keeps `rubric --help` fast
 
         client = openai.AsyncOpenAI(
@@ -218,42 +205,40 @@ class OpenAIChat:
         )
         semaphore = asyncio.Semaphore(self.concurrency)
         pace = _Pacer(self.rpm)
-        bar = _progress(len(chats), self.progress)
+        bar = _progress(len(requests), self.progress)
         try:
 
-            async def one(chat: ChatPrompt, key: str) -> str | None:
+            async def one(i: int, request: Request) -> Result:
                 async with semaphore:
-                    answer = await self._ask(client, openai, pace, chat, logprobs)
-                if answer is not None and self.cache is not None:
-                    self.cache.put_many([(key, answer)])
+                    result = await self._ask(client, openai, pace, request, logprobs)
+                if on_results is not None:
+                    on_results([(i, result)])
                 bar.update(1)
-                return answer
+                return result
 
-            return list(await asyncio.gather(*(one(c, k) for c, k in zip(chats, keys, strict=True))))
+            return list(await asyncio.gather(*(one(i, r) for i, r in enumerate(requests))))
         finally:
             bar.close()
             await client.close()
 
     async def _ask(
-        self, client: Any, openai: Any, pace: _Pacer, chat: ChatPrompt, want_logprobs: bool
-    ) -> str | None:
-        messages = ([{"role": "system", "content": chat.system}] if chat.system else []) + [
-            {"role": "user", "content": chat.user}
+        self, client: Any, openai: Any, pace: _Pacer, request: Request, want_logprobs: bool
+    ) -> Result:
+        messages = ([{"role": "system", "content": request.system}] if request.system else []) + [
+            {"role": "user", "content": request.user}
         ]
-        last_error = ""
+        cause = ""
         for attempt in range(self.max_retries + 1):
             await pace.wait()
-            kwargs: dict[str, Any] = {"model": self.model, "messages": messages}
-            kwargs.update(self.options())
-            if want_logprobs and self._logprobs_supported:
+            kwargs: dict[str, Any] = {"model": self.model, "messages": messages, **self.options()}
+            logprobs = want_logprobs and self._logprobs_supported
+            if logprobs:
                 kwargs.update(logprobs=True, top_logprobs=10)
+            delay: float | None = None
             try:
-                response = await client.chat.completions.create(**kwargs)
-                choice = response.choices[0]
-                text = choice.message.content or ""
-                if want_logprobs:
-                    return _join_rating(text, _first_token_probs(choice))
-                return text
+                raw = await client.chat.completions.with_raw_response.create(**kwargs)
+                text, probs = read_reply(raw.http_response.content, logprobs)
+                return Answer(self.redact(text), probs)
             except (openai.AuthenticationError, openai.PermissionDeniedError) as e:
                 raise UserError(
                     f"--base-url {self.base_url}: authentication failed (HTTP {e.status_code}); "
@@ -261,40 +246,97 @@ class OpenAIChat:
                 ) from None
             except openai.NotFoundError as e:
                 raise UserError(
-                    f"--model {self.model}: the server at {self.base_url} answered HTTP 404 ({_brief(e)})"
+                    f"--model {self.model}: the server at {self.base_url} answered HTTP 404 "
+                    f"({self._brief(e)})"
                 ) from None
             except openai.BadRequestError as e:
-                if want_logprobs and self._logprobs_supported and "logprob" in str(e).lower():
+                if logprobs and "logprob" in str(e).lower():
                     self._logprobs_supported = False  # server without logprobs: plain generation
                     continue
-                last_error = f"HTTP 400 {_brief(e)}"
-                break  # the same request will fail again
+                return Failure(f"HTTP 400 ({self._brief(e)})", retryable=False)  # fails again if re-sent
             except openai.RateLimitError as e:
-                last_error = "HTTP 429"
-                delay = _retry_after(e)
+                cause, delay = "HTTP 429", _retry_after(e)
             except openai.APIStatusError as e:
-                last_error = f"HTTP {e.status_code}"
+                cause = f"HTTP {e.status_code} ({self._brief(e)})"
                 if e.status_code < 500 and e.status_code not in (408, 409):
-                    break
+                    return Failure(cause, retryable=False)
                 delay = _retry_after(e)
             except openai.APITimeoutError:
-                last_error = f"timeout after {self.timeout:g}s"
-                delay = None
+                cause = f"timeout after {self.timeout:g}s"
             except openai.APIConnectionError as e:
-                last_error = f"connection error ({_brief(e)})"
-                delay = None
-            except (IndexError, AttributeError) as e:  # a 200 without choices
-                last_error = f"malformed response ({e})"
-                delay = None
+                cause = f"connection error ({self._brief(e)})"
+            except BadReply as e:
+                cause = f"unreadable reply ({self.redact(str(e))})"
             if attempt == self.max_retries:
                 break
             self.stats.retries += 1
             if delay is None:
                 delay = min(self.retry_cap, self.retry_base * 2**attempt) * (0.5 + random.random())
             await asyncio.sleep(min(delay, self.retry_cap))
-        self.stats.failures += 1
-        self.stats.errors.append(last_error)
+        return Failure(cause)
+
+    def _brief(self, e: Exception) -> str:
+        """The error's message on one line, without the client's "Error code: N - " prefix."""
+        text = re.sub(r"^Error code: \d+ - ", "", " ".join(str(e).split()))
+        return self.redact(text)[:200]
+
+
+def read_reply(body: bytes, want_logprobs: bool) -> tuple[str, dict[str, float] | None]:
+    """The answer text (and first-token probabilities) of a chat-completions reply body.
+
+    Raises :class:`BadReply` naming what is wrong; nothing about a reply is taken on trust.
+    """
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        snippet = body[:80].decode("utf-8", "replace").replace("\n", " ")
+        raise BadReply(f"not JSON: {snippet!r}") from None
+    if not isinstance(data, dict):
+        raise BadReply(f"a JSON {type(data).__name__}, not an object")
+    if "error" in data and not data.get("choices"):
+        error = data["error"]
+        message = error.get("message") if isinstance(error, dict) else error
+        raise BadReply(f"error: {' '.join(str(message).split())[:120]}")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise BadReply(f"choices is {_kind(choices)}")
+    message = choices[0].get("message")
+    if not isinstance(message, dict):
+        raise BadReply(f"message is {_kind(message)}")
+    content = message.get("content")
+    if not isinstance(content, str):
+        raise BadReply(f"content is {_kind(content)}")
+    return content, _first_token_probs(choices[0]) if want_logprobs else None
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "missing or null"
+    if isinstance(value, list) and not value:
+        return "an empty list"
+    names = {str: "a string", int: "a number", float: "a number", bool: "a boolean", dict: "an object"}
+    return names.get(type(value), f"a {type(value).__name__}")
+
+
+def _first_token_probs(choice: dict[str, Any]) -> dict[str, float] | None:
+    """Probabilities of the first token's top alternatives (blanks stripped, spellings summed);
+    None where the reply has no usable logprobs."""
+    try:
+        tops = choice["logprobs"]["content"][0]["top_logprobs"] or []
+        probs: dict[str, float] = {}
+        for top in tops:
+            token = str(top["token"]).strip()
+            probs[token] = probs.get(token, 0.0) + math.exp(float(top["logprob"]))
+        return probs or None
+    except (KeyError, IndexError, TypeError, ValueError, OverflowError):
         return None
+
+
+def _only(result: Result, choices: Sequence[str]) -> Result:
+    """A rating's probabilities restricted to the choices (0 for choices not among the top)."""
+    if isinstance(result, Answer) and result.probabilities is not None:
+        return Answer(result.text, {c: result.probabilities.get(c, 0.0) for c in choices})
+    return result
 
 
 class _Pacer:
@@ -329,52 +371,12 @@ def _progress(total: int, enabled: bool) -> Any:
         return _NoBar()
     from tqdm import tqdm
 
-    return tqdm(total=total, desc="LLM", unit="prompt", file=sys.stderr, disable=None)
+    return tqdm(total=total, desc="LLM", unit="prompt", file=sys.stderr, disable=None, leave=False, delay=1.0)
 
 
 def _retry_after(e: Any) -> float | None:
     try:
-        value = e.response.headers.get("retry-after")
-        return float(value) if value is not None else None
-    except (AttributeError, ValueError):
+        value = float(e.response.headers.get("retry-after"))
+    except (AttributeError, TypeError, ValueError):
         return None
-
-
-def _brief(e: Exception) -> str:
-    text = str(e).replace("\n", " ")
-    return text[:200]
-
-
-# A rating answer is cached as "answer\x1f{json probs}" so the distribution survives the cache.
-_SEP = "\x1f"
-
-
-def _join_rating(answer: str, probs: dict[str, float] | None) -> str:
-    if probs is None:
-        return answer
-    import json
-
-    return f"{answer}{_SEP}{json.dumps(probs, sort_keys=True)}"
-
-
-def _split_rating(raw: str) -> tuple[str, dict[str, float] | None]:
-    if _SEP not in raw:
-        return raw, None
-    import json
-
-    answer, probs = raw.split(_SEP, 1)
-    return answer, json.loads(probs)
-
-
-def _first_token_probs(choice: Any) -> dict[str, float] | None:
-    import math
-
-    logprobs = getattr(choice, "logprobs", None)
-    content = getattr(logprobs, "content", None) if logprobs is not None else None
-    if not content:
-        return None
-    probs: dict[str, float] = {}
-    for top in content[0].top_logprobs or []:
-        token = top.token.strip()
-        probs[token] = probs.get(token, 0.0) + math.exp(top.logprob)
-    return probs
+    return value if math.isfinite(value) and value >= 0 else None

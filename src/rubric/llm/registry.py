@@ -7,17 +7,20 @@ line and ``rubric --help`` never imports torch. The constructor contract every b
                      max_input_tokens=512, max_new_tokens=32, num_beams=1, **backend_specific)
 
 A backend uses the keywords it understands and ignores the others (``None`` means "backend
-default"), so the CLI can pass every common option to every backend. The object it returns
-implements :class:`~rubric.llm.base.Backend` (``generate``; ``rate`` for exact fast rating) or
-:class:`~rubric.llm.base.PairGrader` (``grade_pairs``: no prompt text, e.g. extractive QA,
-embeddings). Optional extras the grader uses when present: ``max_input_tokens``,
-``token_lengths(prompts)`` and ``token_offsets(text)`` (to cut contexts by tokens),
-``with_system(text)`` (system message of chat models) and ``fallbacks`` (a counter).
+default"), so the CLI can pass every common option to every backend. What the object can do is
+declared by the classes of :mod:`rubric.llm.base` it inherits (``TextGenerator``,
+``ChoiceRater``, ``PairGrader``, ``TokenCounter``).
+
+A model built for one backend fails in another with an error that says little (transformers'
+"Unrecognized configuration class"), so :func:`backend_for_model` tells which backend a model
+needs, from the packaged short names and, for a local folder, its ``config.json``.
 """
 
 from __future__ import annotations
 
 import importlib
+import json
+from pathlib import Path
 from typing import Any
 
 from rubric.errors import UserError
@@ -29,6 +32,27 @@ BACKENDS: dict[str, str] = {
     "openai": "rubric.llm.openai_chat:OpenAIChat",
     "embedding": "rubric.llm.embedding:EmbeddingGrader",
 }
+#: One line per backend for ``--help``.
+DESCRIPTIONS: dict[str, str] = {
+    "hf-seq2seq": "local T5 / FLAN-T5",
+    "hf-causal": "local decoder-only LMs",
+    "hf-qa": "local extractive QA, no prompt",
+    "openai": "any OpenAI-compatible server",
+    "embedding": "local sentence-embedding similarity, no prompt",
+}
+#: The model a backend uses without ``--model``.
+DEFAULT_MODELS: dict[str, str] = {"hf-seq2seq": "google/flan-t5-large", "embedding": "minilm-l6"}
+#: Packaged short names (rubric.llm.packaged) and the backend each is made for.
+PACKAGED_BACKENDS: dict[str, str] = {
+    "smollm2-135m": "hf-causal",
+    "minilm-l6": "embedding",
+    "sentence-transformers/all-MiniLM-L6-v2": "embedding",
+}
+
+
+def backends_help() -> str:
+    """``name (what)`` for every registered backend, for option help texts."""
+    return ", ".join(f"{name} ({DESCRIPTIONS.get(name, name)})" for name in BACKENDS)
 
 
 def backend_class(name: str) -> Any:
@@ -40,6 +64,50 @@ def backend_class(name: str) -> Any:
     return getattr(importlib.import_module(module), cls)
 
 
+def default_model(name: str) -> str:
+    """The default model of backend ``name``; backends without one need ``--model``."""
+    if name in DEFAULT_MODELS:
+        return DEFAULT_MODELS[name]
+    backend_class(name)  # an unknown backend is the first problem to report
+    raise UserError(f"--model: required with --backend {name} (it has no default model)")
+
+
+def backend_for_model(model: str) -> str | None:
+    """The local backend a model needs, where that can be told without loading it: packaged short
+    names, and folders whose ``config.json`` names the architecture. None = cannot tell."""
+    if model in PACKAGED_BACKENDS:
+        return PACKAGED_BACKENDS[model]
+    config = Path(model) / "config.json"
+    try:
+        data = json.loads(config.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    architectures = data.get("architectures") if isinstance(data, dict) else None
+    if not isinstance(architectures, list) or not architectures or not isinstance(architectures[0], str):
+        return None
+    arch = architectures[0]
+    if arch.endswith("ForQuestionAnswering"):
+        return "hf-qa"
+    if arch.endswith("ForConditionalGeneration") and data.get("is_encoder_decoder"):
+        return "hf-seq2seq"
+    if arch.endswith(("ForCausalLM", "LMHeadModel")):
+        return "hf-causal"
+    if arch.endswith("Model") and (Path(model) / "modules.json").exists():
+        return "embedding"  # a sentence-transformers folder
+    return None
+
+
+def check_model_fits(name: str, model: str) -> None:
+    """A model made for another local backend is an error that names the backend it needs."""
+    wanted = backend_for_model(model)
+    if name in BACKENDS and name != "openai" and wanted is not None and wanted != name:
+        raise UserError(
+            f"--model {model}: a model for --backend {wanted}, not {name}; add --backend {wanted}"
+        )
+
+
 def make_backend(name: str, model: str, **options: Any) -> Any:
     """Construct backend ``name`` for ``model`` following the contract above."""
-    return backend_class(name).from_options(model, **options)
+    cls = backend_class(name)
+    check_model_fits(name, model)
+    return cls.from_options(model, **options)

@@ -12,30 +12,11 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 
+from rubric.evaluate.kappa import kappa_from_counts
 from rubric.verify.table import Table
-
-
-def kappa_from_counts(counts: Mapping[tuple[int, int], int]) -> float:
-    """Cohen's kappa of a (rater A, rater B) -> count table; NaN when chance agreement is total."""
-    n = sum(counts.values())
-    if n == 0:
-        return math.nan
-    rows: Counter[int] = Counter()
-    cols: Counter[int] = Counter()
-    agree = 0
-    for (a, b), c in counts.items():
-        rows[a] += c
-        cols[b] += c
-        if a == b:
-            agree += c
-    p_o = agree / n
-    p_e = sum(rows[k] * cols[k] for k in rows) / (n * n)
-    if p_e == 1.0:
-        return math.nan
-    return (p_o - p_e) / (1.0 - p_e)
 
 
 @dataclass(frozen=True)

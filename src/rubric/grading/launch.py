@@ -1,0 +1,95 @@
+"""Launching a grading job: in this process, in one worker process per device, or as Ray tasks.
+
+:func:`grade_job` is what ``rubric grade`` runs once its options are parsed: it checks the
+combination of scale-out options and every input before a model loads or a worker starts, then
+grades (:func:`rubric.grading.job.run_shard`) and, with workers or Ray, merges the parts.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from rubric.errors import UserError
+from rubric.grading.engine import GradeStats
+from rubric.grading.job import GradeJob, run_shard
+from rubric.grading.workers import parse_devices, run_ray, run_workers
+
+Report = Callable[[str], None]
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def grade_job(
+    job: GradeJob,
+    output: Path,
+    *,
+    shard: str | None = None,
+    devices: str | None = None,
+    workers: int = 0,
+    ray: bool = False,
+    ray_address: str | None = None,
+    report: Report = _stderr,
+) -> GradeStats:
+    """The whole run: in this process, in one worker process per device (``devices`` /
+    ``workers``), or as ``workers`` Ray tasks; the parts are merged into ``output``.
+
+    Inputs that cannot be read twice (``-``, pipes) are copied once into a temporary folder,
+    since the job reads them more than once. An output that is written in place (``-``, a fifo)
+    gets the graded file when the run is complete; such a run keeps no partial file to resume.
+    """
+    from rubric.data.files import open_output, readable_again, writes_in_place
+
+    with tempfile.TemporaryDirectory(prefix="rubric-grade-") as tmp:
+        inputs = {f: getattr(job, f) for f in ("passages", "bank", "queries") if getattr(job, f) is not None}
+        job = replace(job, **{f: readable_again(path, tmp) for f, path in inputs.items()})
+        for query_id in job.absent_queries():
+            report(f"--query/--queries: query {query_id} is not in {inputs['passages']}")
+        scale = dict(shard=shard, devices=devices, workers=workers, ray=ray, ray_address=ray_address)
+        if not writes_in_place(output):
+            return _launch(job, output, report=report, **scale)
+        graded = Path(tmp) / "graded.jsonl"
+        stats = _launch(job, graded, report=report, **scale)
+        with open(graded, encoding="utf-8") as source, open_output(output) as target:
+            shutil.copyfileobj(source, target)
+        return stats
+
+
+def _launch(
+    job: GradeJob,
+    output: Path,
+    *,
+    shard: str | None,
+    devices: str | None,
+    workers: int,
+    ray: bool,
+    ray_address: str | None,
+    report: Report,
+) -> GradeStats:
+    if ray_address is not None and not ray:
+        raise UserError("--ray-address: only with --ray")
+    if ray:
+        if shard is not None or devices is not None or not workers:
+            raise UserError("--ray: give --workers N (the number of shards), and no --shard or --devices")
+        if job.backend == "openai":
+            raise UserError("--ray: only for the local backends (openai: --concurrency)")
+        job.check()
+        gpus = job.backend_options.get("device", "auto") != "cpu"
+        report(f"grading {workers} shards as Ray tasks, one {'GPU' if gpus else 'CPU'} each")
+        return run_ray(job, workers, gpus, output, report, ray_address)
+    if devices is not None or workers:
+        if shard is not None:
+            raise UserError("--shard with --devices/--workers: the workers split the queries themselves")
+        if job.backend == "openai":
+            raise UserError("--devices/--workers: for the local backends (use --concurrency with openai)")
+        job.check()
+        names = parse_devices(devices, workers, job.backend_options.get("device", "auto"))
+        report(f"grading with {len(names)} workers on {', '.join(names)}")
+        return run_workers(job, names, output, report)
+    return run_shard(job, shard=shard, output=output, progress=True, report=report)

@@ -1,0 +1,145 @@
+"""The shape of the import graph: no circles inside src/rubric, nothing heavy on start-up.
+
+Every import statement counts, also those inside functions and under ``TYPE_CHECKING``: a lazy
+import still ties two modules together, and a circle of them is a design knot waiting to bite.
+Circles are looked for between modules and between the subpackages (``bank``, ``grading``, ``llm``,
+...), so ``bank -> grading -> bank`` is caught even when no two modules import each other.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+HEAVY = ("torch", "transformers", "openai")
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the rubric modules it imports (a ``from pkg import name`` that names a module
+    counts as importing that module)."""
+    files = {module_name(p): p for p in (SRC / "rubric").rglob("*.py")}
+    graph: dict[str, set[str]] = {m: set() for m in files}
+    for name, path in files.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join(anchor + ([base] if base else []))
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in files else base for a in node.names]
+            for target in targets:
+                while target and target not in files:
+                    target = target.rpartition(".")[0]
+                if target.startswith("rubric") and target != name:
+                    graph[name].add(target)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one node (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The same edges between subpackages (``rubric.grading.x`` -> ``grading``)."""
+
+    def package(module: str) -> str:
+        parts = module.split(".")
+        return parts[1] if len(parts) > 1 else parts[0]
+
+    out: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        out.setdefault(package(module), set()).update(
+            package(t) for t in targets if package(t) != package(module)
+        )
+    return out
+
+
+def test_the_cycle_finder_finds_cycles():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_cycles_between_modules():
+    graph = import_graph()
+    assert len(graph) > 50 and "rubric.grading.engine" in graph["rubric.grading.job"]
+    assert cycles(graph) == []
+
+
+def test_no_import_cycles_between_packages():
+    packages = package_graph(import_graph())
+    assert "grading" in packages["bank"]  # bank generation uses the prompt files
+    assert cycles(packages) == []
+
+
+def test_the_library_never_imports_the_cli():
+    graph = import_graph()
+    library = {m: t for m, t in graph.items() if not m.startswith(("rubric.cli", "rubric.__main__"))}
+    offenders = {m: t for m, t in library.items() if any(x.startswith("rubric.cli") for x in t)}
+    assert offenders == {}
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import rubric",
+        "import rubric.cli.main",  # what `rubric --help` loads
+        "import rubric.grading.job, rubric.grading.launch, rubric.llm.cache, rubric.llm.registry",
+    ],
+)
+def test_start_up_imports_nothing_heavy(code):
+    probe = f"import sys; {code}; print(sorted(m for m in {HEAVY!r} if m in sys.modules))"
+    out = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(SRC)},
+        check=True,
+    )
+    assert out.stdout.strip() == "[]", out.stdout
