@@ -5,6 +5,7 @@ starts with the file's name; never another exception."""
 from __future__ import annotations
 
 import gzip
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -224,3 +225,79 @@ def test_a_non_finite_score_is_always_refused(tmp_path, values):
         read_run(path)
     with pytest.raises(UserError, match=rf"^{path}:2:"):
         read_run(path, queries={"q1"})
+
+
+# --- validation from the JSON text decides as the two steps do --------------------------------
+
+RICH = (
+    '["q1", [{"paragraph_id": "d1", "text": "caf\\u00e9 \\ud83d\\ude00", "extra": {"n": [1, 2.5, null]},'
+    ' "paragraph_data": {"judgments": [{"paragraphId": "d1", "query": "q1", "relevance": 2,'
+    ' "titleQuery": null}], "rankings": [{"method": "r", "paragraphId": "d1", "queryId": "q1",'
+    ' "rank": 1, "score": 3}]}, "exam_grades": [{"correctAnswered": ["q1/a"], "wrongAnswered": [],'
+    ' "answers": [["q1/a", "yes"]], "llm": "m", "llm_options": {"t": 0.5, "k": 1e5},'
+    ' "exam_ratio": 1, "prompt_info": {"prompt_class": "P", "is_self_rated": true},'
+    ' "self_ratings": [{"question_id": "q1/a", "self_rating": 5}], "prompt_type": "question"}]}]]\n'
+    '["q2", [{"paragraph_id": "d1", "text": "x", "grades": [{"correctAnswered": true, "answer": 4,'
+    ' "llm": "m", "self_ratings": 4}]}]]\n'
+)
+
+
+def _two_steps(path: Path) -> list[QueryWithFullParagraphList]:
+    """The passages read by :func:`json.loads`, then validated from the Python objects."""
+    from rubric.data.graded import query_lines, scan_order, unique_passages
+    from rubric.data.jsonl import full_passages
+
+    return [
+        QueryWithFullParagraphList(
+            queryId=q, paragraphs=[p for _, p in unique_passages(path, q, parts, full_passages)]
+        )
+        for q, parts in query_lines(path, scan_order(path))
+    ]
+
+
+def _outcome(read: Callable[[Path], list[QueryWithFullParagraphList]], path: Path) -> list | str:
+    try:
+        return [json.dumps(q.to_json(), ensure_ascii=False) for q in read(path)]
+    except UserError as e:
+        return str(e)
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        ("", ""),
+        ('"rank": 1', '"rank": 1.0'),
+        ('"rank": 1', '"rank": "1"'),
+        ('"rank": 1', '"rank": 1.5'),
+        ('"score": 3', '"score": "3"'),
+        ('"score": 3', '"score": NaN'),
+        ('"score": 3', '"score": 1e400'),
+        ("[1, 2.5, null]", "[1, NaN]"),
+        ("[1, 2.5, null]", "[-Infinity]"),
+        ("[1, 2.5, null]", "[1e400]"),
+        ('"q1", [{', "1, [{"),
+        ('"text": "x"', '"text": 7'),
+        ('"text": "x"', '"text": "x", "text": "y"'),
+        ('"text": "x"', '"text": "\\ud800"'),
+        ('"relevance": 2', '"relevance": true'),
+        ('"relevance": 2,', ""),
+        ('"self_rating": 5', '"self_rating": "5"'),
+        ('"answer": 4', '"answer": [4, {"a": null}]'),
+        ('"d1", "text": "x"', '"d2", "text": "x"'),
+        ('["q2"', '["q1"'),
+        ("]]\n[", "]]\n\n["),
+        ("}]}]]\n", "}]}]\n"),
+    ],
+)
+def test_validation_from_json_text_matches_the_two_steps(tmp_path, edit):
+    path = tmp_path / "p.jsonl"
+    path.write_text(RICH.replace(*edit))
+    assert _outcome(lambda p: list(read_passages(p)), path) == _outcome(_two_steps, path)
+
+
+@SETTINGS
+@given(edits=edits)
+def test_validation_from_json_text_matches_the_two_steps_on_mutations(tmp_path, edits):
+    path = tmp_path / "p.jsonl"
+    path.write_bytes(_mutate(RICH.encode(), edits))
+    assert _outcome(lambda p: list(read_passages(p)), path) == _outcome(_two_steps, path)

@@ -329,14 +329,23 @@ def peek_query_id(line: str) -> str | None:
     return qid
 
 
+def parse_passages_line(path: PathLike, line_no: int, line: str) -> tuple[str, Any]:
+    """``(query_id, passages)`` of one line, its passages as parsed JSON (a list); broken JSON or
+    another shape than ``["query_id", [...]]`` is an error at ``path:line_no``."""
+    obj = parse_json_line(path, line_no, line)
+    if not (isinstance(obj, list) and len(obj) == 2 and isinstance(obj[1], list)):
+        raise UserError(f"{path}:{line_no}: {LINE_SHAPE}")
+    return str(obj[0]), obj[1]
+
+
+LineParser = Callable[[PathLike, int, str], tuple[str, Any]]
+
+
 def _query_id(path: PathLike, line_no: int, line: str) -> str:
     qid = peek_query_id(line)
     if qid is not None:
         return qid
-    obj = parse_json_line(path, line_no, line)
-    if not (isinstance(obj, list) and len(obj) == 2 and isinstance(obj[1], list)):
-        raise UserError(f"{path}:{line_no}: {LINE_SHAPE}")
-    return str(obj[0])
+    return parse_passages_line(path, line_no, line)[0]
 
 
 @dataclass
@@ -406,13 +415,16 @@ def query_lines(
     order: QueryOrder | None,
     selected: QuerySelection | None = None,
     name: PathLike | None = None,
-) -> Iterator[tuple[str, list[tuple[int, list]]]]:
+    parse: LineParser = parse_passages_line,
+) -> Iterator[tuple[str, list[tuple[int, Any]]]]:
     """``(query_id, [(line_no, passages), ...])`` per query in first-line order; lines of queries
     not ``selected`` are skipped without parsing them where their id can be read from their start.
 
     ``order`` is the first pass's (:func:`scan_order`, :func:`survey`); without one the file is
     read once, and a query whose lines are not adjacent raises :class:`ScatteredLines`, for
-    callers that can start again with an order (nothing of theirs is out yet).
+    callers that can start again with an order (nothing of theirs is out yet). ``parse`` turns a
+    line into ``(query_id, passages)`` (default :func:`parse_passages_line`; full validation
+    passes one that validates while parsing).
     """
     shown = name if name is not None else path
     chosen = selected or QuerySelection()
@@ -420,14 +432,14 @@ def query_lines(
     if order is not None and order.scattered:
         lines = _gathered(lines, order.ids, shown)
     with relaxed_gc():
-        yield from _grouped(shown, lines, chosen, strict=order is None)
+        yield from _grouped(shown, lines, chosen, strict=order is None, parse=parse)
 
 
 def _grouped(
-    shown: PathLike, lines: Iterable[tuple[int, str]], chosen: QuerySelection, strict: bool
-) -> Iterator[tuple[str, list[tuple[int, list]]]]:
+    shown: PathLike, lines: Iterable[tuple[int, str]], chosen: QuerySelection, strict: bool, parse: LineParser
+) -> Iterator[tuple[str, list[tuple[int, Any]]]]:
     current: str | None = None
-    parts: list[tuple[int, list]] = []
+    parts: list[tuple[int, Any]] = []
     done: set[str] = set()
     for line_no, line in lines:
         if not line.strip():
@@ -435,10 +447,7 @@ def _grouped(
         qid = peek_query_id(line)
         if qid is not None and qid not in chosen:
             continue
-        obj = parse_json_line(shown, line_no, line)
-        if not (isinstance(obj, list) and len(obj) == 2 and isinstance(obj[1], list)):
-            raise UserError(f"{shown}:{line_no}: {LINE_SHAPE}")
-        qid = str(obj[0])
+        qid, passages = parse(shown, line_no, line)
         if qid not in chosen:
             continue
         if qid != current:
@@ -449,13 +458,13 @@ def _grouped(
             if qid in done:
                 raise ScatteredLines(qid)
             current, parts = qid, []
-        parts.append((line_no, obj[1]))
+        parts.append((line_no, passages))
     if current is not None:
         yield current, parts
 
 
 def unique_passages(
-    path: PathLike, query_id: str, parts: list[tuple[int, list]], build: Callable[[list], list]
+    path: PathLike, query_id: str, parts: list[tuple[int, Any]], build: Callable[[Any], list]
 ) -> Iterator[tuple[int, Any]]:
     """``build(passages)`` of each of one query's lines, item by item as ``(line_no, built)``; a
     passage id twice is an error naming both lines, a bad passage (``build`` raises ValueError
@@ -512,14 +521,11 @@ def survey(path: PathLike, selected: QuerySelection | None = None, name: PathLik
             if qid is not None and qid not in chosen:
                 scattered = note(qid)
                 continue
-            obj = parse_json_line(shown, line_no, line)
-            if not (isinstance(obj, list) and len(obj) == 2 and isinstance(obj[1], list)):
-                raise UserError(f"{shown}:{line_no}: {LINE_SHAPE}")
-            qid = str(obj[0])
+            qid, passages = parse_passages_line(shown, line_no, line)
             scattered = note(qid)
             if qid not in chosen:
                 continue
-            for i, p in enumerate(obj[1]):
+            for i, p in enumerate(passages):
                 try:
                     record = passage_record(p, i)  # every field the reports read is checked here
                 except ValueError as e:

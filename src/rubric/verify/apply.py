@@ -133,6 +133,11 @@ def _known_items(q: QueryWithFullParagraphList) -> set[str]:
     return {i for p in q.paragraphs for g in p.exam_grades or [] for i in item_grades(g)}
 
 
+def _grades_item(p: FullParagraphData, item: str) -> bool:
+    """Whether the passage grades ``item`` (most do: then the whole query need not be gathered)."""
+    return any(item in item_grades(g) for g in p.exam_grades or [])
+
+
 def apply_reviews(graded: str | Path, reviews: ReviewSet, output: str | Path) -> ApplyReport:
     """Write ``graded`` with the reviewers' grade records to ``output`` (atomically, streaming).
 
@@ -172,7 +177,7 @@ def _apply_reviews(graded: str | Path, reviews: ReviewSet, output: str | Path, s
 
     def _apply_query(q: QueryWithFullParagraphList, decisions: list[tuple[Cell, CellDecision]]):
         passages = {p.paragraph_id: p for p in q.paragraphs}
-        items = _known_items(q) if decisions else set()
+        items: set[str] | None = None  # the query's graded items, gathered only when needed
         # (passage, reviewer, prompt type) -> item -> (grade, note)
         found: dict[tuple[str, str, str], dict[str, tuple[int, str]]] = {}
         by_cell: dict[Cell, dict[str, int]] = {}
@@ -181,8 +186,10 @@ def _apply_reviews(graded: str | Path, reviews: ReviewSet, output: str | Path, s
             p = passages.get(pid)
             if p is None:
                 raise UserError(f"{d.origin}: passage {pid} is not in query {q.queryId} of {graded}")
-            if item not in items:
-                raise UserError(f"{d.origin}: item {item} is not graded in query {q.queryId} of {graded}")
+            if not _grades_item(p, item):
+                items = _known_items(q) if items is None else items
+                if item not in items:
+                    raise UserError(f"{d.origin}: item {item} is not graded in query {q.queryId} of {graded}")
             grade, llm_grade, prompt_type = _resolve(p, d)
             found.setdefault((pid, d.reviewer, prompt_type), {})[item] = (grade, d.action.note or "")
             by_cell.setdefault(cell, {})[d.reviewer] = grade
