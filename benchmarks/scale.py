@@ -4,7 +4,8 @@ passages, seconds and peak memory, against today's reader path (a copy of the ba
 Synthesises seeded graded files the shape of a TREC RAG campaign: queries of ``--per-query``
 passages (RAG 2024: 301 topics x 50 runs x 20 answer sentences is about 1,000 passages a topic),
 each passage judged, ranked by two of ``--runs`` runs, and graded on ``--items`` questions by a
-self-rating prompt and an answer-extraction prompt, as ``rubric grade`` writes them. The two
+self-rating prompt and an answer-extraction prompt, as ``rubric grade`` writes them, and split
+into four parts as ``rubric grade --shard i/4`` splits queries (for ``rubric grade merge``). The two
 sizes differ in the number of queries only (the largest query is the same), so a reader whose
 memory is bounded by one query has the same peak on both: the 200k/20k ratio of peak RSS is the
 test of "flat in the file size".
@@ -149,11 +150,33 @@ def synthesise(
                          "prompt_class": RATING, "llm": LLM, "grade": (grades[pi] + 1) % 6}
                     )  # fmt: skip
             out.write(json.dumps([qid, paragraphs], ensure_ascii=False) + "\n")
+    split_shards(files["graded"], folder)
     sha = hashlib.sha256(files["graded"].read_bytes()).hexdigest()
     review = {"version": 1, "reviewer": "alice", "source": {"file": "graded.jsonl.gz", "sha256": sha},
               "actions": actions}  # fmt: skip
     files["review"].write_text(json.dumps(review))
     return files
+
+
+SHARDS = 4
+
+
+def shard_paths(folder: Path) -> list[Path]:
+    return [folder / f"part-{i}-of-{SHARDS}.jsonl.gz" for i in range(1, SHARDS + 1)]
+
+
+def split_shards(graded: Path, folder: Path) -> None:
+    """The graded file's lines split into :data:`SHARDS` parts as ``rubric grade --shard i/n``
+    splits queries (md5 of the query id), for ``rubric grade merge --order``."""
+    outs = [gzip.open(path, "wt", encoding="utf-8", compresslevel=6) for path in shard_paths(folder)]
+    try:
+        with gzip.open(graded, "rt", encoding="utf-8") as lines:
+            for line in lines:
+                qid = json.loads(line[: line.index(",")] + "]")[0]
+                outs[int(hashlib.md5(qid.encode()).hexdigest(), 16) % SHARDS].write(line)
+    finally:
+        for out in outs:
+            out.close()
 
 
 def synthesise_runs(
@@ -220,6 +243,8 @@ def commands(files: dict[str, Path], out: Path) -> dict[str, list[str]]:
         "verify html": ["verify", "html", g, *p, "--bank", bank, "-o", str(out / "review.html")],
         "verify apply": ["verify", "apply", str(files["review"]), g, "-o", str(out / "reviewed.jsonl.gz")],
         "convert check": ["convert", "check", g],
+        "grade merge": ["grade", "merge", *(str(f) for f in files["parts"]), "--order", g,
+                        "-o", str(out / "merged.jsonl.gz")],
     }  # fmt: skip
 
 
@@ -305,8 +330,11 @@ def main() -> None:
                 t0 = time.perf_counter()
                 in_child(synthesise, folder, size, args.items, args.per_query)
                 print(f"synthesised {size} passages in {time.perf_counter() - t0:.0f} s", flush=True)
+            elif not shard_paths(folder)[-1].exists():  # files of an older version of this script
+                in_child(split_shards, folder / "graded.jsonl.gz", folder)
             names = {"graded": "graded.jsonl.gz", "bank": "bank.jsonl.gz", "edited": "bank-edited.jsonl.gz"}
-            files = {k: folder / v for k, v in {**names, "review": "review.json"}.items()}
+            files: dict = {k: folder / v for k, v in {**names, "review": "review.json"}.items()}
+            files["parts"] = shard_paths(folder)
             mb = files["graded"].stat().st_size / 2**20
             print(f"{size} passages: graded.jsonl.gz {mb:.0f} MB", flush=True)
             for name, version_src in versions.items():

@@ -192,3 +192,32 @@ def test_standard_input_and_apply_give_the_baseline_output(tiny_graded, tmp_path
         ["verify", "apply", str(tiny_graded["review"]), str(graded), "-o", "reviewed.jsonl.gz"],
     )
     assert b"human:bob" in gzip.decompress(out["reviewed.jsonl.gz"])
+
+
+def test_merge_gives_the_baseline_output(tiny_graded, tmp_path):
+    """`rubric grade merge`: parts in the file's order (read side by side), a part in another
+    order (gathered on disk), no --order, and the errors: overlapping parts, a missing shard."""
+    helper = _baseline_module()
+    lines = gzip.decompress(tiny_graded["graded"].read_bytes()).decode().splitlines(keepends=True)
+    assert len(lines) >= 3
+    d = tiny_graded["dir"]
+    parts = {
+        "even.jsonl.gz": lines[::2],
+        "odd.jsonl": lines[1::2],
+        "odd-reversed.jsonl": lines[1::2][::-1],
+        "first.jsonl": lines[:1],
+    }
+    for name, part in parts.items():
+        data = "".join(part).replace('", [', '",  [').encode()  # not as json.dumps writes them
+        (d / name).write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    even, odd, reversed_odd, first = (str(d / name) for name in parts)
+    order = ["--order", str(tiny_graded["graded"])]
+    for args in (
+        [even, odd, *order],
+        [odd, even, *order],
+        [reversed_odd, even, *order],
+        [odd, even],
+        [even, first, *order],  # overlapping
+        [even, *order],  # a shard missing
+    ):
+        helper.same_outputs(tiny_graded["baseline"], tmp_path, ["grade", "merge", *args, "-o", "m.jsonl.gz"])

@@ -360,6 +360,9 @@ def merge_command(
 ) -> None:
     """Join the parts of a sharded grading run into one file; a query in two parts is an error.
 
+    Memory holds one query: the parts are copied line by line (with --order, read side by side,
+    or gathered in a temporary file on disk when a part holds its queries in another order).
+
     Example: rubric grade merge part-*.jsonl.gz --order passages.jsonl.gz -o graded.jsonl.gz
     """
     from rubric.grading.shards import merge_parts
