@@ -15,8 +15,9 @@ Every command runs as a child process (``python -m rubric ...``); its peak RSS i
 small (a child's peak counts the pages it had at ``fork``). The baseline is the CLI of
 ``--baseline`` (default: the commit before streaming, 0a3c0e0) extracted with ``git archive``
 into a temporary folder and run with PYTHONPATH pointing there, on the same files in the same
-run; outputs of both must be equal byte for byte. Note the machine's load (``uptime``): the
-machine may be shared.
+run, command by command (new, then old: a shared machine's load drifts less between the two);
+outputs of both must be equal byte for byte. Note the machine's load (printed at the start and
+the end): the machine may be shared.
 
     OMP_NUM_THREADS=1 nice python benchmarks/scale.py                  # 20k and 200k, both CLIs
     python benchmarks/scale.py --sizes 20000 --no-baseline             # quick look
@@ -337,12 +338,14 @@ def main() -> None:
             files["parts"] = shard_paths(folder)
             mb = files["graded"].stat().st_size / 2**20
             print(f"{size} passages: graded.jsonl.gz {mb:.0f} MB", flush=True)
-            for name, version_src in versions.items():
-                out = folder / f"out-{name}"
-                out.mkdir(exist_ok=True)
-                for cmd, argv in commands(files, out).items():
-                    if args.only and cmd not in args.only:
-                        continue
+            outs = {name: folder / f"out-{name}" for name in versions}
+            for cmd in commands(files, folder):
+                if args.only and cmd not in args.only:
+                    continue
+                for name, version_src in versions.items():  # new then old, command by command:
+                    out = outs[name]  # a shared machine's load drifts less between the two
+                    out.mkdir(exist_ok=True)
+                    argv = commands(files, out)[cmd]
                     seconds, peak = run_child(version_src, argv, out / (cmd.replace(" ", "-") + ".stdout"))
                     results[(cmd, name, size)] = (seconds, peak)
                     print(f"  {name} {cmd:<17} {seconds:7.2f} s {peak:8.0f} MB", flush=True)
