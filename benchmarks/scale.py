@@ -213,7 +213,7 @@ def leaderboard_rows(work: Path, versions: dict[str, Path], n_runs: int) -> None
     found: dict[str, Path] = {}
     for name, src in versions.items():
         out = folder / f"leaderboard-{name}.tsv"
-        seconds, peak = run_child(src, argv, out)
+        seconds, peak, _ = run_child(src, argv, out)
         found[name] = out
         print(f"  {name} evaluate leaderboard {seconds:7.2f} s {peak:8.0f} MB (largest process)", flush=True)
     if len(found) == 2:
@@ -265,8 +265,9 @@ def in_child(fn, *args) -> None:
         raise SystemExit(f"{fn.__name__} failed")
 
 
-def run_child(src: Path, args: list[str], stdout: Path) -> tuple[float, float]:
-    """Run ``python -m rubric ARGS`` with ``src`` on PYTHONPATH; (seconds, peak RSS in MB)."""
+def run_child(src: Path, args: list[str], stdout: Path) -> tuple[float, float, float]:
+    """Run ``python -m rubric ARGS`` with ``src`` on PYTHONPATH; (seconds, peak RSS in MB, CPU
+    seconds: user + system, which a shared machine's load inflates much less than seconds)."""
     env = dict(os.environ, PYTHONPATH=str(src), OMP_NUM_THREADS="1")
     start = time.perf_counter()
     with open(stdout, "wb") as out, open(stdout.with_suffix(".err"), "wb") as err:
@@ -275,7 +276,7 @@ def run_child(src: Path, args: list[str], stdout: Path) -> tuple[float, float]:
     seconds = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"rubric {' '.join(args)} failed:\n{stdout.with_suffix('.err').read_text()[-2000:]}")
-    return seconds, usage.ru_maxrss / 1024  # Linux reports KiB
+    return seconds, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime  # Linux: KiB
 
 
 def differing(new: Path, old: Path) -> list[str]:
@@ -346,9 +347,10 @@ def main() -> None:
                     out = outs[name]  # a shared machine's load drifts less between the two
                     out.mkdir(exist_ok=True)
                     argv = commands(files, out)[cmd]
-                    seconds, peak = run_child(version_src, argv, out / (cmd.replace(" ", "-") + ".stdout"))
-                    results[(cmd, name, size)] = (seconds, peak)
-                    print(f"  {name} {cmd:<17} {seconds:7.2f} s {peak:8.0f} MB", flush=True)
+                    measured = run_child(version_src, argv, out / (cmd.replace(" ", "-") + ".stdout"))
+                    results[(cmd, name, size)] = measured
+                    seconds, peak, cpu = measured
+                    print(f"  {name} {cmd:<17} {seconds:7.2f} s {peak:8.0f} MB {cpu:7.2f} s CPU", flush=True)
             if "old" in versions:
                 differ = differing(folder / "out-new", folder / "out-old")
                 print(f"  outputs {'identical' if not differ else 'DIFFER: ' + ', '.join(differ)}"
@@ -366,7 +368,7 @@ def report(results: dict, sizes: list[int], versions: list[str]) -> None:
     if len(sizes) > 1:
         head.append(f"new MB {large // 1000}k/{small // 1000}k")
     if "old" in versions:
-        head.append(f"new/old s {large // 1000}k")
+        head += [f"new/old s {large // 1000}k", f"new/old CPU s {large // 1000}k"]
     print("\n| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for cmd in dict.fromkeys(c for c, _, _ in results):
@@ -377,7 +379,8 @@ def report(results: dict, sizes: list[int], versions: list[str]) -> None:
         if len(sizes) > 1 and (cmd, "new", large) in results and (cmd, "new", small) in results:
             row.append(f"{results[(cmd, 'new', large)][1] / results[(cmd, 'new', small)][1]:.2f}")
         if "old" in versions and (cmd, "old", large) in results:
-            row.append(f"{results[(cmd, 'new', large)][0] / results[(cmd, 'old', large)][0]:.2f}")
+            new, old = results[(cmd, "new", large)], results[(cmd, "old", large)]
+            row += [f"{new[0] / old[0]:.2f}", f"{new[2] / old[2]:.2f}"]
         print("| " + " | ".join(row) + " |")
 
 
