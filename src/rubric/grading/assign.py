@@ -16,11 +16,13 @@ ASSIGNED file, one JSON object per (run, query)::
 from __future__ import annotations
 
 import json
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rubric.data.files import input_identity, readable_again
 from rubric.data.jsonl import iter_json_lines, read_passages
 from rubric.data.models import NuggetItem, TestBank
 from rubric.errors import UserError
@@ -57,7 +59,11 @@ class SystemAnswer:
 
 def read_system_answers(path: str | Path) -> list[SystemAnswer]:
     """TREC RAG 2024/2025 answer files, or a passages file (grouped by ranking method and query,
-    passages joined in rank order), detected from the first record."""
+    passages joined in rank order), detected from the first record. Standard input or a pipe is
+    spooled to a temporary file first, since detecting the format reads the start twice."""
+    if input_identity(path) is None:
+        with tempfile.TemporaryDirectory(prefix="rubric-answers-") as tmp:
+            return read_system_answers(readable_again(path, tmp))
     first = next(iter_json_lines(path), None)
     if first is None:
         raise UserError(f"{path}: the file holds no answers")
