@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from rubric.cli.common import info, phase_app
+from rubric.cli.common import OptionalOutputPath, OutputPath, info, phase_app
 
 app = phase_app("Convert runs, qrels, collections, RAG answers and topics into workbench files.")
 
@@ -33,7 +33,7 @@ def runs_command(
     allow_missing: bool = typer.Option(
         False, "--allow-missing", help="Leave out pooled passages without text instead of failing."
     ),
-    output: Path = typer.Option(..., "--output", "-o", help="Passages file to write (.jsonl.gz)."),
+    output: OutputPath = typer.Option(..., "--output", "-o", help="Passages file to write (.jsonl.gz)."),
 ) -> None:
     """Pool the top-k of every run plus every judged passage into a passages file.
 
@@ -81,10 +81,10 @@ def rag_command(
     segment: str = typer.Option(
         "sentence", "--segment", help="'sentence' (one passage per answer sentence) or 'words:N'."
     ),
-    queries_out: Path | None = typer.Option(
+    queries_out: OptionalOutputPath = typer.Option(
         None, "--queries-out", help="Also write the topics {qid: text} as queries JSON."
     ),
-    output: Path = typer.Option(..., "--output", "-o", help="Passages file to write (.jsonl.gz)."),
+    output: OutputPath = typer.Option(..., "--output", "-o", help="Passages file to write (.jsonl.gz)."),
 ) -> None:
     """Turn RAG answers into passages: the run id is the ranking method, order is the rank.
 
@@ -113,7 +113,7 @@ def rag_command(
 @app.command("queries")
 def queries_command(
     source: Path = typer.Argument(..., help="Queries: JSON {qid: text}, TREC topics TSV, or JSONL."),
-    output: Path = typer.Option(..., "--output", "-o", help="File to write."),
+    output: OutputPath = typer.Option(..., "--output", "-o", help="File to write."),
     fmt: str = typer.Option("json", "--format", "-f", help="Output format: json, tsv or jsonl."),
 ) -> None:
     """Convert queries between JSON {qid: text}, TSV (qid<TAB>text) and JSONL {qid, query}.

@@ -10,31 +10,14 @@ from pathlib import Path
 
 import typer
 
-from rubric.cli.common import emit, info, phase_app
+from rubric.cli.common import OptionalOutputPath, OutputPath, emit, info, phase_app
 from rubric.cli.meta import meta_command
-from rubric.cli.query_options import QUERIES, QUERY, note_absent, selection
+from rubric.cli.options import Llm, PromptClass, PromptType, QueriesFile, QueryIds, note_absent, selection
 from rubric.cli.rag_nuggets import nuggets_command
 
 app = phase_app(
     "Turn grades into system scores: qrels, leaderboards, Cover, correlation, significance, meta-evaluation."
 )
-
-_SELECTION_HELP = "Grades of this {}; needed only when the file holds several kinds."
-
-
-def _prompt_class_option():
-    return typer.Option(None, "--prompt-class", help=_SELECTION_HELP.format("prompt class"))
-
-
-def _llm_option():
-    return typer.Option(None, "--llm", help=_SELECTION_HELP.format("LLM"))
-
-
-def _prompt_type_option():
-    return typer.Option(None, "--prompt-type", help="Grades of this type: question, nugget or direct.")
-
-
-_emit = emit  # results go to -o (written atomically) or stdout
 
 
 def _check_choice(option: str, value: str, choices: tuple[str, ...]) -> None:
@@ -67,10 +50,10 @@ MEASURE_HELP = (
 @app.command("qrels")
 def qrels_command(
     graded: Path = typer.Argument(..., help="Graded passages file (.jsonl or .jsonl.gz)."),
-    output: Path = typer.Option(..., "--output", "-o", help="Qrels file to write (TREC format)."),
-    prompt_class: str | None = _prompt_class_option(),
-    llm: str | None = _llm_option(),
-    prompt_type: str | None = _prompt_type_option(),
+    output: OutputPath = typer.Option(..., "--output", "-o", help="Qrels file to write (TREC format)."),
+    prompt_class: PromptClass = None,
+    llm: Llm = None,
+    prompt_type: PromptType = None,
     label: str = typer.Option(
         "max",
         "--label",
@@ -101,8 +84,8 @@ def qrels_command(
         "grades from `rubric verify apply`); the selected grades count elsewhere. Several reviewers of "
         "one cell: their lower median. [default: none]",
     ),
-    query: list[str] = QUERY,
-    queries: Path | None = QUERIES,
+    query: QueryIds = None,
+    queries: QueriesFile = None,
 ) -> None:
     """Rubric-Qrels / EXAM-Qrels: one relevance label per graded passage.
 
@@ -183,9 +166,9 @@ def leaderboard_command(
     ),
     name_from: str = typer.Option("tag", "--name-from", help="Run name: 'tag' (column 6) or 'file'."),
     digits: int = typer.Option(4, "--digits", min=0, max=17, help="Decimals in tsv (trec_eval prints 4)."),
-    output: Path | None = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
-    query: list[str] = QUERY,
-    queries: Path | None = QUERIES,
+    output: OptionalOutputPath = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
+    query: QueryIds = None,
+    queries: QueriesFile = None,
 ) -> None:
     """Score runs against qrels, exactly as trec_eval 9.0.8 does.
 
@@ -209,7 +192,7 @@ def leaderboard_command(
         text = "".join(line + "\n" for r in done.results for line in trec_eval_lines(r, per_query, runid))
     else:
         text = report_from(done.results).render(fmt, digits, per_query)
-    _emit(text, output)
+    emit(text, output)
     _notes(done.notes)
     info(f"scored {len(done.results)} runs")
 
@@ -256,16 +239,16 @@ def cover_command(
         help="Add the original tool's `_overall_` row: items answered by any passage of the file "
         "(the upper bound of every run).",
     ),
-    prompt_class: str | None = _prompt_class_option(),
-    llm: str | None = _llm_option(),
-    prompt_type: str | None = _prompt_type_option(),
+    prompt_class: PromptClass = None,
+    llm: Llm = None,
+    prompt_type: PromptType = None,
     per_query: bool = typer.Option(
         False, "--per-query", "-q", help="TSV: run, measure, query, value (and 'all'), as leaderboard -q."
     ),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, json or latex."),
-    output: Path | None = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
-    query: list[str] = QUERY,
-    queries: Path | None = QUERIES,
+    output: OptionalOutputPath = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
+    query: QueryIds = None,
+    queries: QueriesFile = None,
 ) -> None:
     """Rubric-Cover@k per run: share of a query's items answered by the run's first k passages.
 
@@ -294,7 +277,7 @@ def cover_command(
         correct_answered=correct_answered,
         overall=overall,
     )
-    _emit(report.render(fmt, per_query=per_query), output)
+    emit(report.render(fmt, per_query=per_query), output)
     _notes(report.notes)
 
 
@@ -331,7 +314,7 @@ def correlate_command(
     levels: list[int] = typer.Option(
         None, "--level", "-l", min=1, help="--sweep: relevance levels (default 1)."
     ),
-    output: Path | None = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
+    output: OptionalOutputPath = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
     query: list[str] = typer.Option(None, "--query", help="--sweep: only this query id (repeatable)."),
     queries: Path | None = typer.Option(
         None, "--queries", help="--sweep: only the queries of this file (as for `leaderboard`)."
@@ -374,7 +357,7 @@ def correlate_command(
             )
         if result.only_official:
             info(f"official runs without a run file: {', '.join(result.only_official)}")
-        _emit(sweep_tsv(result.rows), output)
+        emit(sweep_tsv(result.rows), output)
         _notes(result.notes)
         return
     if leaderboard is None:
@@ -393,7 +376,7 @@ def correlate_command(
         info(f"left out official runs missing from {leaderboard}: {', '.join(result.only_official)}")
     if result.tied:
         info(f"every run of {leaderboard} has the same score: the correlation is undefined (nan)")
-    _emit(f"runs\tspearman\tkendall\n{result.n}\t{result.spearman:.3f}\t{result.kendall:.3f}\n", output)
+    emit(result.to_tsv(), output)
 
 
 @app.command("compare")
@@ -426,9 +409,9 @@ def compare_command(
         help="Significance level for the 'significant' column (between 0 and 1).",
     ),
     name_from: str = typer.Option("tag", "--name-from", help="Run name: 'tag' (column 6) or 'file'."),
-    output: Path | None = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
-    query: list[str] = QUERY,
-    queries: Path | None = QUERIES,
+    output: OptionalOutputPath = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
+    query: QueryIds = None,
+    queries: QueriesFile = None,
 ) -> None:
     """Paired significance tests between runs on per-query scores, with effect sizes.
 
@@ -438,27 +421,31 @@ def compare_command(
     Example: rubric evaluate compare --qrels rubric.qrels --run bm25.run --run bert.run -m nDCG@10
     --test randomization
     """
-    from rubric.data.trec import expand_paths
-    from rubric.evaluate.leaderboards import evaluate
     from rubric.evaluate.measures import parse_measures
-    from rubric.evaluate.significance import CORRECTIONS, TESTS, adjust, compare, comparisons_tsv
+    from rubric.evaluate.significance import CORRECTIONS, TESTS, compare
 
     _check_choice("--test", test, TESTS)
     _check_choice("--correction", correction, CORRECTIONS)
     _check_choice("--name-from", name_from, ("tag", "file"))
     ms = parse_measures(measures)  # before any file is read
-    done = evaluate(
-        qrels, expand_paths(runs), ms, level, complete, name_from=name_from, queries=selection(query, queries)
+    chosen = selection(query, queries)
+    report = compare(
+        qrels,
+        runs,
+        ms,
+        test,
+        correction,
+        baseline,
+        level,
+        complete,
+        n_resamples,
+        seed,
+        alpha,
+        name_from,
+        chosen,
     )
-    _notes(done.notes)
-    results = done.results
-    rows = []
-    for m in results[0].values if results else []:
-        per_query = {r.run: r.values[m] for r in results}
-        rows.extend(compare(per_query, m.label, test, "none", n_resamples, seed, baseline))
-    for row, p in zip(rows, adjust([r.p_value for r in rows], correction), strict=True):
-        row.p_adjusted = p
-    _emit(comparisons_tsv(rows, alpha), output)
+    _notes(report.notes)
+    emit(report.to_tsv(), output)
 
 
 # `rubric evaluate nuggets` (AutoNuggetizer scores) lives with the other RAG nugget commands.

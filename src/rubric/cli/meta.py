@@ -12,8 +12,8 @@ from pathlib import Path
 
 import typer
 
-from rubric.cli.common import emit, info
-from rubric.cli.query_options import QUERIES, QUERY, selection
+from rubric.cli.common import OptionalOutputPath, emit, info
+from rubric.cli.options import QueriesFile, QueryIds, selection
 from rubric.errors import UserError
 
 
@@ -66,14 +66,14 @@ def meta_command(
     seed: int = typer.Option(42, "--seed", help="Seed of the bootstrap."),
     confidence: float = typer.Option(0.95, "--confidence", help="Coverage of the bootstrap intervals."),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, json or latex (booktabs)."),
-    output: Path | None = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
-    per_topic: Path | None = typer.Option(
+    output: OptionalOutputPath = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
+    per_topic: OptionalOutputPath = typer.Option(
         None,
         "--per-topic",
         help="Also write each topic's Spearman and Kendall between the runs' orderings (TSV: "
         "condition, measure, query, runs, spearman, kendall; query 'all' = run level).",
     ),
-    plot: Path | None = typer.Option(
+    plot: OptionalOutputPath = typer.Option(
         None,
         "--plot",
         help="Draw the figure (.png, .svg or .pdf): the scatter of evaluation vs reference (runs "
@@ -87,8 +87,8 @@ def meta_command(
         help="Compare two ASSIGNED files instead: 3x3 support/partial_support/not_support matrix "
         "(rows: the first file, columns: the second) with shares and counts.",
     ),
-    query: list[str] = QUERY,
-    queries: Path | None = QUERIES,
+    query: QueryIds = None,
+    queries: QueriesFile = None,
 ) -> None:
     """How well an evaluation agrees with a reference: Kendall's tau three ways, as the papers do.
 
