@@ -158,6 +158,15 @@ def read_facets(path: str | Path) -> dict[str, list[tuple[str, str]]]:
     return out
 
 
+#: The shipped prompt of each (kind, style).
+GENERATE_PROMPTS = {
+    ("questions", "dl"): "GenerateQuestionsDL",
+    ("nuggets", "dl"): "GenerateNuggetsDL",
+    ("questions", "car"): "GenerateQuestionsCAR",
+    ("nuggets", "car"): "GenerateNuggetsCAR",
+}
+
+
 def topics(
     texts: dict[str, str],
     style: str = "dl",

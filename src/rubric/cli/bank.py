@@ -7,35 +7,19 @@ from pathlib import Path
 
 import typer
 
+from rubric.cli import options as opt
 from rubric.cli.common import OptionalOutputPath, OutputPath, info, phase_app, updates_in_place
-from rubric.cli.options import (
-    ChatOptions,
-    PromptFiles,
-    at_least,
-    backend_from,
-    option_groups,
-    report_failures,
-    report_llm,
-)
 from rubric.errors import UserError
 
 app = phase_app(
     "Phase 1: test banks of exam questions or nuggets (generate, nuggetize, import, show, edit, diff, split)."
 )
 
-KINDS = ("questions", "nuggets")
-GENERATE_PROMPTS = {
-    ("questions", "dl"): "GenerateQuestionsDL",
-    ("nuggets", "dl"): "GenerateNuggetsDL",
-    ("questions", "car"): "GenerateQuestionsCAR",
-    ("nuggets", "car"): "GenerateNuggetsCAR",
-}
-
 
 def _check_kind(kind: str) -> str:
-    if kind not in KINDS:
-        raise UserError(f"--kind: expected questions or nuggets, got {kind!r}")
-    return kind
+    from rubric.bank.ids import check_kind
+
+    return check_kind(kind)
 
 
 def _load_banks(path: Path) -> list:
@@ -45,7 +29,7 @@ def _load_banks(path: Path) -> list:
 
 
 @app.command("generate")
-@option_groups
+@opt.option_groups
 def generate(
     queries: Path = typer.Option(..., "--queries", "-q", help="Queries: JSON {qid: text}, TSV or JSONL."),
     kind: str = typer.Option("questions", "--kind", help="What to generate: questions or nuggets."),
@@ -61,12 +45,12 @@ def generate(
     prompt: str = typer.Option(
         None, "--prompt", help="Prompt name or TOML file. [default: Generate{Questions,Nuggets}{DL,CAR}]"
     ),
-    prompt_file: PromptFiles = None,
+    prompt_file: opt.PromptFiles = None,
     test_collection: str = typer.Option("", "--test-collection", help="Recorded in each bank."),
     output: OutputPath = typer.Option(
         ..., "--output", "-o", help="Bank file to write (.jsonl or .jsonl.gz)."
     ),
-    llm: ChatOptions = ...,
+    llm: opt.ChatOptions = ...,
 ) -> None:
     """Generate questions or nuggets per query with an LLM (RUBRIC / EXAM++ / Workbench prompts).
 
@@ -75,29 +59,29 @@ def generate(
 
     Example: rubric bank generate -q queries.json --kind nuggets -m gpt-4o -o nuggets.jsonl.gz
     """
-    from rubric.bank.generate import generate_banks, topics
+    from rubric.bank.generate import GENERATE_PROMPTS, generate_banks, topics
     from rubric.data.jsonl import write_bank
     from rubric.data.queries import read_queries
     from rubric.grading.prompts import get_prompt
 
     _check_kind(kind)
-    at_least("--per-query", per_query, 1)
+    opt.at_least("--per-query", per_query, 1)
     llm.check()
     chosen = topics(read_queries(queries), style, facets, queries)
     prompt_ = get_prompt(prompt or GENERATE_PROMPTS[(kind, style)], prompt_file)
-    backend, responses = backend_from(llm)
+    backend, responses = opt.backend_from(llm)
     banks, failures = generate_banks(
         chosen, prompt_, backend, kind, per_query, llm.parse_retries, test_collection, cache=responses
     )
     write_bank(output, banks)
     items = sum(len(b.items) for b in banks)
     info(f"wrote {len(banks)} of {len(chosen)} banks ({items} {kind}) to {output}")
-    report_llm(backend)
-    report_failures(failures, "queries")
+    opt.report_llm(backend)
+    opt.report_failures(failures, "queries")
 
 
 @app.command("nuggetize")
-@option_groups
+@opt.option_groups
 def nuggetize(
     passages: Path = typer.Option(
         ..., "--passages", "-p", help="Passages file (with judgments, or use --qrels)."
@@ -116,11 +100,11 @@ def nuggetize(
     importance_prompt: str = typer.Option(
         "AutoNuggetizerImportance", "--importance-prompt", help="Vital/okay labelling prompt."
     ),
-    prompt_file: PromptFiles = None,
+    prompt_file: opt.PromptFiles = None,
     output: OutputPath = typer.Option(
         ..., "--output", "-o", help="Nugget bank to write (.jsonl or .jsonl.gz)."
     ),
-    llm: ChatOptions = ...,
+    llm: opt.ChatOptions = ...,
 ) -> None:
     """AutoNuggetizer: nuggets from relevant passages, labelled vital/okay (TREC 2024 RAG).
 
@@ -137,11 +121,11 @@ def nuggetize(
     from rubric.grading.prompts import get_prompt
 
     for name, value in (("--window", window), ("--max-nuggets", max_nuggets), ("--keep", keep)):
-        at_least(name, value, 1)
+        opt.at_least(name, value, 1)
     llm.check()
     texts = read_queries(queries)
     relevant = relevant_passages(passages, texts, qrels, min_judgment, queries)
-    backend, responses = backend_from(llm)
+    backend, responses = opt.backend_from(llm)
     settings = {"min_judgment": min_judgment, "judgments": str(qrels) if qrels else "passages"}
     banks, failures = run(
         texts,
@@ -163,8 +147,8 @@ def nuggetize(
     info(f"wrote {nuggets} nuggets ({vital} vital) for {len(banks)} queries to {output}")
     if without:
         info(f"{without} queries have no passage judged >= {min_judgment} and got no nuggets")
-    report_llm(backend)
-    report_failures(failures, "LLM calls")
+    opt.report_llm(backend)
+    opt.report_failures(failures, "LLM calls")
 
 
 @app.command("import")

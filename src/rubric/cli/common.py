@@ -28,9 +28,10 @@ def is_output(hint: Any) -> bool:
     return typing.get_origin(hint) is Annotated and any(isinstance(m, Writes) for m in hint.__metadata__)
 
 
-def phase_app(help_text: str) -> typer.Typer:
+def phase_app(help_text: str, **settings: Any) -> typer.Typer:
     """A Typer group with the conventions of every phase (no completion, -h, plain help)."""
     return typer.Typer(
+        **settings,
         help=help_text,
         no_args_is_help=True,
         add_completion=False,

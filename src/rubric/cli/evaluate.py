@@ -10,9 +10,9 @@ from pathlib import Path
 
 import typer
 
-from rubric.cli.common import OptionalOutputPath, OutputPath, emit, info, phase_app
+from rubric.cli import options as opt
+from rubric.cli.common import OutputPath, emit, info, phase_app
 from rubric.cli.meta import meta_command
-from rubric.cli.options import Llm, PromptClass, PromptType, QueriesFile, QueryIds, note_absent, selection
 from rubric.cli.rag_nuggets import nuggets_command
 
 app = phase_app(
@@ -51,9 +51,9 @@ MEASURE_HELP = (
 def qrels_command(
     graded: Path = typer.Argument(..., help="Graded passages file (.jsonl or .jsonl.gz)."),
     output: OutputPath = typer.Option(..., "--output", "-o", help="Qrels file to write (TREC format)."),
-    prompt_class: PromptClass = None,
-    llm: Llm = None,
-    prompt_type: PromptType = None,
+    prompt_class: opt.PromptClass = None,
+    llm: opt.Llm = None,
+    prompt_type: opt.PromptType = None,
     label: str = typer.Option(
         "max",
         "--label",
@@ -84,8 +84,8 @@ def qrels_command(
         "grades from `rubric verify apply`); the selected grades count elsewhere. Several reviewers of "
         "one cell: their lower median. [default: none]",
     ),
-    query: QueryIds = None,
-    queries: QueriesFile = None,
+    query: opt.QueryIds = None,
+    queries: opt.QueriesFile = None,
 ) -> None:
     """Rubric-Qrels / EXAM-Qrels: one relevance label per graded passage.
 
@@ -104,7 +104,7 @@ def qrels_command(
     if prompt_type is not None:
         _check_choice("--prompt-type", prompt_type, ("question", "nugget", "direct"))
     rule = LabelRule.parse(label, min_grade)
-    chosen = selection(query, queries)
+    chosen = opt.selection(query, queries)
     facet_map = None
     if facet_bank is not None and not facets:
         raise UserError("--bank: only used with --facets")
@@ -126,7 +126,7 @@ def qrels_command(
         stream=True,
     )
     lines = write_qrels(output, result.rows)  # the file is read one query at a time
-    note_absent(result.absent, str(graded), "selected")
+    opt.note_absent(result.absent, str(graded), "selected")
     info(
         f"wrote {output}: {lines} lines from {result.passages - result.ungraded} graded passages "
         f"({result.kind})"
@@ -139,14 +139,12 @@ def qrels_command(
 
 @app.command("leaderboard")
 def leaderboard_command(
-    runs: list[Path] = typer.Option(
-        ..., "--run", "-r", help="Run files (TREC format, plain or .gz) or directories of runs (repeatable)."
-    ),
-    qrels: Path = typer.Option(..., "--qrels", help="Qrels file (TREC format, plain or .gz)."),
+    runs: opt.Runs,
+    qrels: opt.QrelsFile,
     measures: list[str] = typer.Option(
         ..., "--measure", "-m", help=MEASURE_HELP + " The first one orders the leaderboard."
     ),
-    level: int = typer.Option(1, "--level", "-l", min=1, help="trec_eval -l: grades >= this are relevant."),
+    level: opt.Level = 1,
     complete: bool = typer.Option(
         False,
         "--complete",
@@ -164,11 +162,11 @@ def leaderboard_command(
         help="tsv (run, measure, value, stderr, n_queries; with -q: run, measure, query, value), json, "
         "latex, or trec_eval (exactly trec_eval's output, run after run).",
     ),
-    name_from: str = typer.Option("tag", "--name-from", help="Run name: 'tag' (column 6) or 'file'."),
+    name_from: opt.NameFrom = "tag",
     digits: int = typer.Option(4, "--digits", min=0, max=17, help="Decimals in tsv (trec_eval prints 4)."),
-    output: OptionalOutputPath = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
-    query: QueryIds = None,
-    queries: QueriesFile = None,
+    output: opt.Report = None,
+    query: opt.QueryIds = None,
+    queries: opt.QueriesFile = None,
 ) -> None:
     """Score runs against qrels, exactly as trec_eval 9.0.8 does.
 
@@ -185,7 +183,7 @@ def leaderboard_command(
     _check_choice("--format", fmt, ("tsv", "json", "latex", "trec_eval"))
     _check_choice("--name-from", name_from, ("tag", "file"))
     ms = parse_measures(measures)  # before any file is read
-    chosen = selection(query, queries)
+    chosen = opt.selection(query, queries)
     done = evaluate(qrels, expand_paths(runs), ms, level, complete, judged_only, name_from, chosen)
     if fmt == "trec_eval":
         runid = wants_runid(measures)
@@ -239,20 +237,20 @@ def cover_command(
         help="Add the original tool's `_overall_` row: items answered by any passage of the file "
         "(the upper bound of every run).",
     ),
-    prompt_class: PromptClass = None,
-    llm: Llm = None,
-    prompt_type: PromptType = None,
+    prompt_class: opt.PromptClass = None,
+    llm: opt.Llm = None,
+    prompt_type: opt.PromptType = None,
     per_query: bool = typer.Option(
         False, "--per-query", "-q", help="TSV: run, measure, query, value (and 'all'), as leaderboard -q."
     ),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, json or latex."),
-    output: OptionalOutputPath = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
-    query: QueryIds = None,
-    queries: QueriesFile = None,
+    output: opt.Report = None,
+    query: opt.QueryIds = None,
+    queries: opt.QueriesFile = None,
 ) -> None:
     """Rubric-Cover@k per run: share of a query's items answered by the run's first k passages.
 
-    Runs come from the rankings stored in the passages file. Every run is averaged over the
+    opt.Runs come from the rankings stored in the passages file. Every run is averaged over the
     queries evaluated (the file's, those in the bank when one is given; with -c all of the
     bank's): a query where a run has no passage counts as 0. Bank queries the file lacks are
     listed on stderr.
@@ -273,7 +271,7 @@ def cover_command(
         bank,
         normalized,
         complete=complete,
-        queries=selection(query, queries),
+        queries=opt.selection(query, queries),
         correct_answered=correct_answered,
         overall=overall,
     )
@@ -314,7 +312,7 @@ def correlate_command(
     levels: list[int] = typer.Option(
         None, "--level", "-l", min=1, help="--sweep: relevance levels (default 1)."
     ),
-    output: OptionalOutputPath = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
+    output: opt.Report = None,
     query: list[str] = typer.Option(None, "--query", help="--sweep: only this query id (repeatable)."),
     queries: Path | None = typer.Option(
         None, "--queries", help="--sweep: only the queries of this file (as for `leaderboard`)."
@@ -322,7 +320,7 @@ def correlate_command(
 ) -> None:
     """Spearman and Kendall tau-b between our ranking of runs and the official one.
 
-    Ties get average ranks (scipy). Runs on one side only are listed and left out; fewer than 3
+    Ties get average ranks (scipy). opt.Runs on one side only are listed and left out; fewer than 3
     common runs is an error. --sweep writes `method, min_rating, trec_eval_metric, spearman,
     kendall` for every qrels file x level x measure, like the original tool's correlation tables;
     a `nan` cell (every run scores the same, e.g. no passage is graded >= the level) is explained
@@ -341,11 +339,11 @@ def correlate_command(
     if sweep:
         if leaderboard is not None:
             raise UserError("--leaderboard: not used with --sweep (it evaluates --run against --qrels)")
-        for opt, val in (("--qrels", qrels), ("--run", runs), ("-m", measures)):
+        for option, val in (("--qrels", qrels), ("--run", runs), ("-m", measures)):
             if not val:
-                raise UserError(f"{opt}: --sweep needs it")
+                raise UserError(f"{option}: --sweep needs it")
         ms = parse_measures(measures)  # before any file is read
-        chosen = selection(query, queries)
+        chosen = opt.selection(query, queries)
         off = read_official(official, official_measure or measure)
         result = run_sweep(
             expand_paths(qrels), expand_paths(runs), off, ms, levels or [1], rounding, queries=chosen
@@ -362,12 +360,12 @@ def correlate_command(
         return
     if leaderboard is None:
         raise UserError("--leaderboard: give our leaderboard TSV (or use --sweep)")
-    for opt, val in (
+    for option, val in (
         ("--qrels", qrels), ("--run", runs), ("-m", measures), ("--level", levels), ("--query", query),
         ("--queries", queries),
     ):  # fmt: skip
         if val:
-            raise UserError(f"{opt}: only used with --sweep")
+            raise UserError(f"{option}: only used with --sweep")
     off = read_official(official, official_measure or measure)
     result = correlate(leaderboard, off, rounding, measure=measure)
     if result.only_ours:
@@ -381,8 +379,8 @@ def correlate_command(
 
 @app.command("compare")
 def compare_command(
-    runs: list[Path] = typer.Option(..., "--run", "-r", help="Run files or directories (at least two runs)."),
-    qrels: Path = typer.Option(..., "--qrels", help="Qrels file (TREC format)."),
+    runs: opt.Runs,
+    qrels: opt.QrelsFile,
     measures: list[str] = typer.Option(
         ..., "--measure", "-m", help="Measure(s), as in `leaderboard` (repeatable, or comma-separated)."
     ),
@@ -393,7 +391,7 @@ def compare_command(
     baseline: str | None = typer.Option(
         None, "--baseline", help="Compare every run with this run only (default: all pairs)."
     ),
-    level: int = typer.Option(1, "--level", "-l", min=1, help="trec_eval -l: grades >= this are relevant."),
+    level: opt.Level = 1,
     complete: bool = typer.Option(
         False,
         "--complete",
@@ -408,10 +406,10 @@ def compare_command(
         callback=_significance_level,
         help="Significance level for the 'significant' column (between 0 and 1).",
     ),
-    name_from: str = typer.Option("tag", "--name-from", help="Run name: 'tag' (column 6) or 'file'."),
-    output: OptionalOutputPath = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
-    query: QueryIds = None,
-    queries: QueriesFile = None,
+    name_from: opt.NameFrom = "tag",
+    output: opt.Report = None,
+    query: opt.QueryIds = None,
+    queries: opt.QueriesFile = None,
 ) -> None:
     """Paired significance tests between runs on per-query scores, with effect sizes.
 
@@ -428,7 +426,7 @@ def compare_command(
     _check_choice("--correction", correction, CORRECTIONS)
     _check_choice("--name-from", name_from, ("tag", "file"))
     ms = parse_measures(measures)  # before any file is read
-    chosen = selection(query, queries)
+    chosen = opt.selection(query, queries)
     report = compare(
         qrels,
         runs,

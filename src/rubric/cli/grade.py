@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 import typer
 from typer.core import TyperGroup
 
-from rubric.cli.common import OutputPath, info, updates_in_place
-from rubric.cli.options import GradeOptions, QueriesFile, at_least, option_groups, report_failures, selection
+from rubric.cli import options as opt
+from rubric.cli.common import OutputPath, info, phase_app, updates_in_place
 from rubric.cli.rag_nuggets import assign_command
 
 if TYPE_CHECKING:
@@ -33,22 +33,15 @@ class DefaultCommandGroup(TyperGroup):
         return super().parse_args(ctx, args)
 
 
-app = typer.Typer(
+app = phase_app(
+    "Grade passages with an LLM: exam questions / nuggets of a test bank (default command 'exam', so "
+    "`rubric grade PASSAGES --bank ...` works), direct relevance prompts, and merge shards.",
     cls=DefaultCommandGroup,
-    help=(
-        "Grade passages with an LLM: exam questions / nuggets of a test bank (default command 'exam', "
-        "so `rubric grade PASSAGES --bank ...` works), direct relevance prompts, and merge shards."
-    ),
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 
 def _grade(
-    options: GradeOptions,
+    options: opt.GradeOptions,
     passages: Path,
     prompts: list[str],
     bank: Path | None = None,
@@ -59,11 +52,8 @@ def _grade(
     from rubric.grading.job import GradeJob
     from rubric.grading.launch import grade_job
 
-    local = options.local.backend_options()  # checks their ranges
-    at_least("--workers", options.workers, 0)
-    at_least("--checkpoint-pairs", options.checkpoint_pairs, 1)
-    options.api.check()
-    job = GradeJob(
+    opt.at_least("--workers", options.workers, 0)
+    job = GradeJob(  # checks the ranges of the options
         passages=passages,
         prompts=tuple(prompts),
         bank=bank,
@@ -76,7 +66,7 @@ def _grade(
         use_cache=not options.no_cache,
         checkpoint_pairs=options.checkpoint_pairs,
         query_ids=None if selected is None else selected.ids,
-        backend_options=local | dataclasses.asdict(options.api),
+        backend_options=options.local.backend_options() | dataclasses.asdict(options.api),
     )
     o = options
     stats = grade_job(
@@ -86,7 +76,7 @@ def _grade(
     info(stats.summary())
     info(f"wrote {o.output}: {stats.queries} queries")
     if stats.failures:
-        report_failures([str(f) for f in stats.failed], "pairs")
+        opt.report_failures([str(f) for f in stats.failed], "pairs")
 
 
 PASSAGES_HELP = "Passages file (.jsonl or .jsonl.gz) from `rubric convert`."
@@ -94,7 +84,7 @@ PASSAGES_HELP = "Passages file (.jsonl or .jsonl.gz) from `rubric convert`."
 
 @app.command("exam")
 @updates_in_place("passages")
-@option_groups
+@opt.option_groups
 def exam_command(
     passages: Path = typer.Argument(..., help=PASSAGES_HELP),
     bank: Path = typer.Option(..., "--bank", "-b", help="Test bank (questions or nuggets, JSONL); required."),
@@ -104,8 +94,8 @@ def exam_command(
         "-p",
         help="Question, nugget or verify prompt name (see `rubric prompts list`); repeatable.",
     ),
-    options: GradeOptions = ...,
-    queries: QueriesFile = None,
+    options: opt.GradeOptions = ...,
+    queries: opt.QueriesFile = None,
 ) -> None:
     """Grade every (passage, bank item) pair; grades go into each passage's exam_grades.
 
@@ -117,25 +107,25 @@ def exam_command(
     Example: rubric grade passages.jsonl.gz --bank questions.jsonl.gz
     --prompt QuestionSelfRatedUnanswerablePromptWithChoices -o graded.jsonl.gz
     """
-    _grade(options, passages, prompt, bank=bank, selected=selection(options.query, queries))
+    _grade(options, passages, prompt, bank=bank, selected=opt.selection(options.query, queries))
 
 
 @app.command("direct")
 @updates_in_place("passages")
-@option_groups
+@opt.option_groups
 def direct_command(
     passages: Path = typer.Argument(..., help=PASSAGES_HELP),
     queries: Path = typer.Option(..., "--queries", "-q", help="Query texts: JSON, TSV or JSONL; required."),
     prompt: list[str] = typer.Option(
         ..., "--prompt", "-p", help="Direct prompt: Sun, Sun_few, FagB, FagB_few, HELM, Thomas; repeatable."
     ),
-    options: GradeOptions = ...,
+    options: opt.GradeOptions = ...,
 ) -> None:
     """Grade every (passage, query) pair with direct relevance prompts; grades go into `grades`.
 
     Example: rubric grade direct passages.jsonl.gz --queries queries.tsv --prompt Sun -o graded.jsonl.gz
     """
-    _grade(options, passages, prompt, queries=queries, selected=selection(options.query, None))
+    _grade(options, passages, prompt, queries=queries, selected=opt.selection(options.query, None))
 
 
 @app.command("merge")

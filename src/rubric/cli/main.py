@@ -20,7 +20,7 @@ import typer
 
 from rubric import __version__
 from rubric.cli import bank, convert, evaluate, grade, prompts, verify
-from rubric.cli.common import guard_outputs
+from rubric.cli.common import guard_outputs, phase_app
 from rubric.errors import UserError
 
 PHASES = {
@@ -32,18 +32,11 @@ PHASES = {
     "prompts": prompts,
 }
 
-app = typer.Typer(
+app = phase_app(
+    "Evaluate retrieval, generation and RAG systems with LLM-graded rubrics "
+    "(RUBRIC / EXAM++ / AutoNuggetizer).\n\n"
+    "Phases: convert -> bank -> grade -> verify / evaluate. Files are gzip JSON lines.",
     name="rubric",
-    help=(
-        "Evaluate retrieval, generation and RAG systems with LLM-graded rubrics "
-        "(RUBRIC / EXAM++ / AutoNuggetizer).\n\n"
-        "Phases: convert -> bank -> grade -> verify / evaluate. Files are gzip JSON lines."
-    ),
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 

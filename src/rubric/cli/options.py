@@ -276,20 +276,9 @@ class LocalOptions:
         ),
     ] = False
 
-    # (option, field, smallest allowed value), checked before any work
-    MINIMA: typing.ClassVar = (
-        ("--batch-size", "batch_size", 0),
-        ("--token-budget", "token_budget", 0),
-        ("--max-input-tokens", "max_input_tokens", 16),
-        ("--max-new-tokens", "max_new_tokens", 1),
-        ("--num-beams", "num_beams", 1),
-    )
-
     def backend_options(self) -> dict[str, Any]:
         """The options as the backends take them; the attention settings only when chosen, so a
         backend without them (openai) refuses them only when they are asked for."""
-        for option, name, minimum in self.MINIMA:
-            at_least(option, getattr(self, name), minimum)
         return {
             "attention": None if self.attention == "auto" else self.attention,
             "compile": self.compile_encoder or None,
@@ -463,4 +452,33 @@ PromptType = Annotated[
         "--prompt-type",
         help="Grades of this type: question, nugget or direct (default: any, if unambiguous).",
     ),
+]
+
+
+# --- runs, qrels and reports --------------------------------------------------------------------
+
+Runs = Annotated[
+    list[Path],
+    typer.Option(
+        "--run", "-r", help="Run files (TREC format, plain or .gz) or directories of runs (repeatable)."
+    ),
+]
+QrelsFile = Annotated[Path, typer.Option("--qrels", help="Qrels file (TREC format, plain or .gz).")]
+Level = Annotated[
+    int, typer.Option("--level", "-l", min=1, help="trec_eval -l: grades >= this are relevant.")
+]
+NameFrom = Annotated[str, typer.Option("--name-from", help="Run name: 'tag' (column 6) or 'file'.")]
+Report = Annotated[
+    Path | None,
+    WRITES,
+    typer.Option("--output", "-o", help="Write the report here (atomically) instead of stdout."),
+]
+Label = Annotated[
+    str,
+    typer.Option(
+        "--label", help="Passage label from item grades: max, count (items >= --min-grade) or nth:M."
+    ),
+]
+CountFrom = Annotated[
+    int, typer.Option("--min-grade", min=0, max=5, help="Item grade that counts for --label count.")
 ]

@@ -10,23 +10,12 @@ from pathlib import Path
 
 import typer
 
+from rubric.cli import options as opt
 from rubric.cli.common import OptionalOutputPath, OutputPath, info
-from rubric.cli.options import (
-    ChatOptions,
-    PromptFiles,
-    QueriesFile,
-    QueryIds,
-    at_least,
-    backend_from,
-    option_groups,
-    report_failures,
-    report_llm,
-    selection,
-)
 from rubric.errors import UserError
 
 
-@option_groups
+@opt.option_groups
 def assign_command(
     answers: list[Path] = typer.Argument(
         ...,
@@ -43,12 +32,12 @@ def assign_command(
     prompt: str = typer.Option(
         "AutoNuggetizerAssign", "--prompt", help="Assignment prompt name or TOML file."
     ),
-    prompt_file: PromptFiles = None,
+    prompt_file: opt.PromptFiles = None,
     batch: int = typer.Option(10, "--batch", help="Nuggets per LLM call (the paper uses at most 10)."),
     output: OutputPath = typer.Option(
         ..., "--output", "-o", help="ASSIGNED file to write (.jsonl or .jsonl.gz)."
     ),
-    llm: ChatOptions = ...,
+    llm: opt.ChatOptions = ...,
 ) -> None:
     """Listwise nugget assignment: support / partial_support / not_support per nugget and answer.
 
@@ -62,12 +51,12 @@ def assign_command(
     from rubric.grading.assign import assign, read_answers_to_assign
     from rubric.grading.prompts import get_prompt
 
-    at_least("--batch", batch, 1)
+    opt.at_least("--batch", batch, 1)
     llm.check()
     banks = list(read_bank(bank))
     system_answers = read_answers_to_assign(answers, banks, bank)
     chosen = get_prompt(prompt, prompt_file)
-    backend, responses = backend_from(llm)
+    backend, responses = opt.backend_from(llm)
     texts = read_queries(queries) if queries else None
     records, failures = assign(
         system_answers, banks, chosen, backend, batch, llm.parse_retries, texts, cache=responses
@@ -78,8 +67,8 @@ def assign_command(
     info(f"wrote {len(records)} assignments ({runs} runs, {nq} queries) to {output}")
     if skipped:
         info(f"skipped {skipped} answers of queries without nuggets in {bank}")
-    report_llm(backend)
-    report_failures(failures, "assignment batches")
+    opt.report_llm(backend)
+    opt.report_failures(failures, "assignment batches")
 
 
 def nuggets_command(
@@ -88,8 +77,8 @@ def nuggets_command(
         None, "--output", "-o", help="Also write the per-(run, query) scores here (TSV)."
     ),
     fmt: str = typer.Option("tsv", "--format", help="Leaderboard format on stdout: tsv, json or latex."),
-    query: QueryIds = None,
-    queries: QueriesFile = None,
+    query: opt.QueryIds = None,
+    queries: opt.QueriesFile = None,
 ) -> None:
     """Nugget scores per run: V_strict, V_partial, A_strict, A_partial (mean over queries, stderr).
 
@@ -103,7 +92,7 @@ def nuggets_command(
 
     if fmt not in ("tsv", "json", "latex"):
         raise UserError(f"--format: expected tsv, json or latex, got {fmt!r}")
-    report = nugget_scores(assigned, selection(query, queries))
+    report = nugget_scores(assigned, opt.selection(query, queries))
     if output is not None:
         write_output(output, report.per_query_tsv())
     write_output(None, report.render(fmt))

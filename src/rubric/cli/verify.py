@@ -7,8 +7,8 @@ from pathlib import Path
 
 import typer
 
+from rubric.cli import options as opt
 from rubric.cli.common import OptionalOutputPath, OutputPath, info, phase_app
-from rubric.cli.options import Llm, PromptType, QueriesFile, QueryIds, note_absent, selection
 
 app = phase_app(
     "Check the grader and the bank: grades with answers, grids, uncovered relevant passages, "
@@ -34,7 +34,6 @@ DL_JUDGMENT_HINT = (
 BANK_OPT = typer.Option(
     None, "--bank", "-b", help="Test bank(s) to show item texts next to ids (repeatable; default: none)."
 )
-OUT_OPT = typer.Option(None, "--output", "-o", help="Write the report here (atomically) instead of stdout.")
 ANSWER_OPT = typer.Option(
     "auto",
     "--answer-prompt",
@@ -65,7 +64,7 @@ def _matrix(
     from rubric.verify.matrix import open_matrix
 
     m = open_matrix(source, GradeFilter(prompt_class, llm, prompt_type), answer_prompt=answer)
-    note_absent(m.absent, source.source, "selected")
+    opt.note_absent(m.absent, source.source, "selected")
     if items and m.direct:
         raise UserError(f"{source.source}: {m.kind.prompt_class} is a direct prompt; it grades no items")
     return m
@@ -105,16 +104,16 @@ def grading_command(
     graded: Path = typer.Argument(..., help=GRADED_HELP),
     prompt_class: str | None = _prompt_opt("--rating-prompt", "--prompt-class", "-p"),
     answer_prompt: str = ANSWER_OPT,
-    llm: Llm = None,
-    prompt_type: PromptType = None,
+    llm: opt.Llm = None,
+    prompt_type: opt.PromptType = None,
     bank: list[Path] = BANK_OPT,
     width: int = typer.Option(
         120, "--width", min=0, help="Cut answers and passage texts to this many characters (0: all)."
     ),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, csv or md (Markdown)."),
-    output: OptionalOutputPath = OUT_OPT,
-    query: QueryIds = None,
-    queries: QueriesFile = None,
+    output: opt.Report = None,
+    query: opt.QueryIds = None,
+    queries: opt.QueriesFile = None,
 ) -> None:
     """Per item, every passage's grade with the extracted answer, highest grade first.
 
@@ -129,7 +128,7 @@ def grading_command(
 
     texts = _texts(bank)
     counts: Counter[str] = Counter()
-    with _open(graded, selection(query, queries)) as source:
+    with _open(graded, opt.selection(query, queries)) as source:
         m = _matrix(source, prompt_class, llm, prompt_type, answer_prompt)
         _emit([grading_table(m, texts, width, counts)], fmt, output)
         _left_out(m, source)
@@ -141,17 +140,17 @@ def grid_command(
     graded: Path = typer.Argument(..., help=GRADED_HELP),
     prompt_class: str | None = _prompt_opt("--prompt-class", "--rating-prompt", "-p"),
     answer_prompt: str = ANSWER_OPT,
-    llm: Llm = None,
-    prompt_type: PromptType = None,
+    llm: opt.Llm = None,
+    prompt_type: opt.PromptType = None,
     bank: list[Path] = BANK_OPT,
     answers: bool = typer.Option(
         True, "--answers/--no-answers", help="Cells 'grade: answer' (default) or just the grade."
     ),
     width: int = typer.Option(60, "--width", min=0, help="Cut answers to this many characters (0: all)."),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, csv or md; one table per query."),
-    output: OptionalOutputPath = OUT_OPT,
-    query: QueryIds = None,
-    queries: QueriesFile = None,
+    output: opt.Report = None,
+    query: opt.QueryIds = None,
+    queries: opt.QueriesFile = None,
 ) -> None:
     """Per query, a passages x items grid of grades and answers (columns: short item ids).
 
@@ -166,7 +165,7 @@ def grid_command(
     _check_format(fmt)
 
     texts = _texts(bank)
-    with _open(graded, selection(query, queries)) as source:
+    with _open(graded, opt.selection(query, queries)) as source:
         m = _matrix(source, prompt_class, llm, prompt_type, answer_prompt)
         _emit(grid_tables(m, texts, answers=answers, width=width), fmt, output)
         _left_out(m, source)
@@ -187,15 +186,15 @@ def uncovered_command(
         4, "--min-grade", "-t", min=0, max=5, help="An item covers a passage from this grade."
     ),
     prompt_class: str | None = _prompt_opt("--prompt-class", "-p"),
-    llm: Llm = None,
-    prompt_type: PromptType = None,
+    llm: opt.Llm = None,
+    prompt_type: opt.PromptType = None,
     width: int = typer.Option(
         200, "--width", min=0, help="Cut passage texts to this many characters (0: all)."
     ),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, csv or md."),
-    output: OptionalOutputPath = OUT_OPT,
-    query: QueryIds = None,
-    queries: QueriesFile = None,
+    output: opt.Report = None,
+    query: opt.QueryIds = None,
+    queries: opt.QueriesFile = None,
 ) -> None:
     """Passages judged relevant whose best grade is below the threshold: what the bank misses.
 
@@ -205,7 +204,7 @@ def uncovered_command(
 
     _check_format(fmt)
 
-    with _open(graded, selection(query, queries)) as source:
+    with _open(graded, opt.selection(query, queries)) as source:
         m = _matrix(source, prompt_class, llm, prompt_type, "rating")
         table = uncovered_table(m, min_judgment, min_grade, width)
         _emit([table], fmt, output)
@@ -223,14 +222,14 @@ def spurious_command(
         4, "--min-grade", "-t", min=0, max=5, help="A grade from this level counts as high."
     ),
     prompt_class: str | None = _prompt_opt("--prompt-class", "-p"),
-    llm: Llm = None,
-    prompt_type: PromptType = None,
+    llm: opt.Llm = None,
+    prompt_type: opt.PromptType = None,
     bank: list[Path] = BANK_OPT,
     top: int = typer.Option(0, "--top", "-n", min=0, help="Show only the first N items (0: all)."),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, csv or md."),
-    output: OptionalOutputPath = OUT_OPT,
-    query: QueryIds = None,
-    queries: QueriesFile = None,
+    output: opt.Report = None,
+    query: opt.QueryIds = None,
+    queries: opt.QueriesFile = None,
 ) -> None:
     """Items ranked by how many passages judged non-relevant they grade high (counts per item).
 
@@ -241,7 +240,7 @@ def spurious_command(
     _check_format(fmt)
 
     texts = _texts(bank)
-    with _open(graded, selection(query, queries)) as source:
+    with _open(graded, opt.selection(query, queries)) as source:
         m = _matrix(source, prompt_class, llm, prompt_type, "rating", items=True)
         table = spurious_table(m, max_judgment, min_grade, texts, top)
         _left_out(m, source)
@@ -265,14 +264,10 @@ def agreement_command(
         "-p",
         help="Prompt class(es) to compare (repeatable: one set of tables each; default: the only one).",
     ),
-    llm: Llm = None,
-    prompt_type: PromptType = None,
-    label: str = typer.Option(
-        "max", "--label", help="Passage label from item grades: max, count (items >= --min-grade) or nth:M."
-    ),
-    min_grade: int = typer.Option(
-        1, "--min-grade", min=0, max=5, help="Item grade that counts for --label count."
-    ),
+    llm: opt.Llm = None,
+    prompt_type: opt.PromptType = None,
+    label: opt.Label = "max",
+    min_grade: opt.CountFrom = 1,
     grade_map: str | None = typer.Option(
         None,
         "--map",
@@ -304,9 +299,9 @@ def agreement_command(
         "apply`: kappa of the LLM against each reviewer and between reviewers, on the cells both graded.",
     ),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, md or latex (booktabs)."),
-    output: OptionalOutputPath = OUT_OPT,
-    query: QueryIds = None,
-    queries: QueriesFile = None,
+    output: opt.Report = None,
+    query: opt.QueryIds = None,
+    queries: opt.QueriesFile = None,
 ) -> None:
     """Grade x judgment counts, binarised tables for every grade threshold, Cohen's kappa.
 
@@ -343,11 +338,11 @@ def agreement_command(
         return
     rule = LabelRule.parse(label, min_grade)
     mapping = GradeMap.parse(grade_map) if grade_map else None
-    chosen = selection(query, queries)
+    chosen = opt.selection(query, queries)
 
     def cells_of(path: Path) -> dict[tuple[str, str], int]:
         found, absent = qrels_cells(path, chosen)
-        note_absent(absent, str(path), "selected")
+        opt.note_absent(absent, str(path), "selected")
         return found
 
     human = cells_of(judgments_file) if judgments_file is not None else None
@@ -365,7 +360,7 @@ def agreement_command(
         if graded is None:
             raise UserError("GRADED: missing; give a graded passages file (or --labels and --judgments)")
         with _open(graded, chosen) as source:
-            note_absent(source.absent(), str(graded), "selected")
+            opt.note_absent(source.absent(), str(graded), "selected")
             sides = graded_sides(source, prompt_class or [None], llm, prompt_type, rule, mapping, human)
     tables = []
     agreements = []
@@ -393,8 +388,8 @@ def _reviewer_agreement(graded, prompt_class, llm, prompt_type, query, queries, 
     from rubric.data.select import GradeFilter
     from rubric.verify.reviewers import agreement_tables, rater_counts
 
-    with _open(graded, selection(query, queries)) as source:
-        note_absent(source.absent(), str(graded), "selected")
+    with _open(graded, opt.selection(query, queries)) as source:
+        opt.note_absent(source.absent(), str(graded), "selected")
         kind, raters = rater_counts(source, GradeFilter(prompt_class, llm, prompt_type))
     tables = agreement_tables(raters)
     for row in tables[0].rows:
@@ -409,21 +404,17 @@ def impact_command(
     bank_before: Path = typer.Option(..., "--bank-before", "-a", help="The bank before the edit."),
     bank_after: Path = typer.Option(..., "--bank-after", "-b", help="The bank after the edit."),
     prompt_class: str | None = _prompt_opt("--prompt-class", "-p"),
-    llm: Llm = None,
-    prompt_type: PromptType = None,
-    label: str = typer.Option(
-        "max", "--label", help="Passage label from item grades: max, count (items >= --min-grade) or nth:M."
-    ),
-    min_grade: int = typer.Option(
-        1, "--min-grade", min=0, max=5, help="Item grade that counts for --label count."
-    ),
+    llm: opt.Llm = None,
+    prompt_type: opt.PromptType = None,
+    label: opt.Label = "max",
+    min_grade: opt.CountFrom = 1,
     needs_grading: OptionalOutputPath = typer.Option(
         None, "--needs-grading", help="Also write the new bank's items that still need grading as a bank."
     ),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, csv or md."),
-    output: OptionalOutputPath = OUT_OPT,
-    query: QueryIds = None,
-    queries: QueriesFile = None,
+    output: opt.Report = None,
+    query: opt.QueryIds = None,
+    queries: opt.QueriesFile = None,
 ) -> None:
     """Which passages change label (and by how much) when the bank is edited, without regrading.
 
@@ -439,7 +430,7 @@ def impact_command(
 
     _check_format(fmt)
     rule = LabelRule.parse(label, min_grade)
-    chosen = selection(query, queries)
+    chosen = opt.selection(query, queries)
     before = list(chosen.select(read_bank(bank_before), lambda b: b.query_id))
     after = list(chosen.select(read_bank(bank_after), lambda b: b.query_id))
     with _open(graded, chosen) as source:
@@ -459,8 +450,8 @@ def html_command(
     output: OutputPath = typer.Option(..., "--output", "-o", help="HTML file to write."),
     prompt_class: str | None = _prompt_opt("--prompt-class", "--rating-prompt", "-p"),
     answer_prompt: str = ANSWER_OPT,
-    llm: Llm = None,
-    prompt_type: PromptType = None,
+    llm: opt.Llm = None,
+    prompt_type: opt.PromptType = None,
     bank: list[Path] = BANK_OPT,
     min_grade: int = typer.Option(
         4, "--min-grade", "-t", min=0, max=5, help="Initial grade threshold of the filters."
@@ -481,8 +472,8 @@ def html_command(
         help="Initial spurious-item rule: graded >= --min-grade on this many passages judged non-relevant.",
     ),
     title: str = typer.Option("rubric verify", "--title", help="Page title."),
-    query: QueryIds = None,
-    queries: QueriesFile = None,
+    query: opt.QueryIds = None,
+    queries: opt.QueriesFile = None,
 ) -> None:
     """One self-contained HTML review page: per query a colour-scaled passages x items grid.
 
@@ -502,7 +493,7 @@ def html_command(
     from rubric.verify.review import file_sha256
 
     texts = _texts(bank)
-    with _open(graded, selection(query, queries)) as source:
+    with _open(graded, opt.selection(query, queries)) as source:
         m = _matrix(source, prompt_class, llm, prompt_type, answer_prompt)
         with open_output(output) as out:
             n_queries, n_passages = write_page(
@@ -560,6 +551,7 @@ def apply_command(
         apply_reviews,
         check_bank_edits,
         check_sources,
+        closing_lines,
         summary_json,
     )
     from rubric.verify.review import file_sha256, read_reviews
@@ -594,19 +586,10 @@ def apply_command(
         info(f"wrote {bank_out}: {edits.added} added, {edits.removed} removed, {edits.rewritten} rewritten")
     elif reviews.bank_edits:
         info(f"warning: {len(reviews.bank_edits)} item edits not applied; give --bank and --bank-out")
-    for c in report.conflicts[:20]:
-        info(c.line())
-    if len(report.conflicts) > 20:
-        info(f"... {len(report.conflicts) - 20} more conflicts" + (f" in {summary}" if summary else ""))
-    if report.conflicts:
-        info(f"{len(report.conflicts)} cells graded differently by reviewers (each reviewer's grade is kept)")
-    for note in reviews.notes[:20]:
-        info(f"note {note.reviewer} {note.where}: {note.text}")
-    if len(reviews.notes) > 20:
-        info(f"... {len(reviews.notes) - 20} more notes" + (f" in {summary}" if summary else ""))
+    for line in closing_lines(reviews, report, summary):
+        info(line)
     if summary is not None:
-        from rubric.data.files import atomic_write
+        from rubric.data.files import write_output
 
-        with atomic_write(summary) as f:
-            f.write(summary_json(reviews, report, edits))
+        write_output(summary, summary_json(reviews, report, edits))
         info(f"wrote {summary}")
