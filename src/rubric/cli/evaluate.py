@@ -164,7 +164,7 @@ def leaderboard_command(
     ),
     name_from: opt.NameFrom = "tag",
     digits: int = typer.Option(4, "--digits", min=0, max=17, help="Decimals in tsv (trec_eval prints 4)."),
-    output: opt.Report = None,
+    output: opt.ReportPath = None,
     query: opt.QueryIds = None,
     queries: opt.QueriesFile = None,
 ) -> None:
@@ -244,7 +244,7 @@ def cover_command(
         False, "--per-query", "-q", help="TSV: run, measure, query, value (and 'all'), as leaderboard -q."
     ),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, json or latex."),
-    output: opt.Report = None,
+    output: opt.ReportPath = None,
     query: opt.QueryIds = None,
     queries: opt.QueriesFile = None,
 ) -> None:
@@ -312,7 +312,7 @@ def correlate_command(
     levels: list[int] = typer.Option(
         None, "--level", "-l", min=1, help="--sweep: relevance levels (default 1)."
     ),
-    output: opt.Report = None,
+    output: opt.ReportPath = None,
     query: list[str] = typer.Option(None, "--query", help="--sweep: only this query id (repeatable)."),
     queries: Path | None = typer.Option(
         None, "--queries", help="--sweep: only the queries of this file (as for `leaderboard`)."
@@ -407,7 +407,7 @@ def compare_command(
         help="Significance level for the 'significant' column (between 0 and 1).",
     ),
     name_from: opt.NameFrom = "tag",
-    output: opt.Report = None,
+    output: opt.ReportPath = None,
     query: opt.QueryIds = None,
     queries: opt.QueriesFile = None,
 ) -> None:

@@ -56,7 +56,7 @@ def meta_command(
     seed: int = typer.Option(42, "--seed", help="Seed of the bootstrap."),
     confidence: float = typer.Option(0.95, "--confidence", help="Coverage of the bootstrap intervals."),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, json or latex (booktabs)."),
-    output: opt.Report = None,
+    output: opt.ReportPath = None,
     per_topic: OptionalOutputPath = typer.Option(
         None,
         "--per-topic",

@@ -468,7 +468,7 @@ Level = Annotated[
     int, typer.Option("--level", "-l", min=1, help="trec_eval -l: grades >= this are relevant.")
 ]
 NameFrom = Annotated[str, typer.Option("--name-from", help="Run name: 'tag' (column 6) or 'file'.")]
-Report = Annotated[
+ReportPath = Annotated[
     Path | None,
     WRITES,
     typer.Option("--output", "-o", help="Write the report here (atomically) instead of stdout."),

@@ -111,7 +111,7 @@ def grading_command(
         120, "--width", min=0, help="Cut answers and passage texts to this many characters (0: all)."
     ),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, csv or md (Markdown)."),
-    output: opt.Report = None,
+    output: opt.ReportPath = None,
     query: opt.QueryIds = None,
     queries: opt.QueriesFile = None,
 ) -> None:
@@ -148,7 +148,7 @@ def grid_command(
     ),
     width: int = typer.Option(60, "--width", min=0, help="Cut answers to this many characters (0: all)."),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, csv or md; one table per query."),
-    output: opt.Report = None,
+    output: opt.ReportPath = None,
     query: opt.QueryIds = None,
     queries: opt.QueriesFile = None,
 ) -> None:
@@ -192,7 +192,7 @@ def uncovered_command(
         200, "--width", min=0, help="Cut passage texts to this many characters (0: all)."
     ),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, csv or md."),
-    output: opt.Report = None,
+    output: opt.ReportPath = None,
     query: opt.QueryIds = None,
     queries: opt.QueriesFile = None,
 ) -> None:
@@ -227,7 +227,7 @@ def spurious_command(
     bank: list[Path] = BANK_OPT,
     top: int = typer.Option(0, "--top", "-n", min=0, help="Show only the first N items (0: all)."),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, csv or md."),
-    output: opt.Report = None,
+    output: opt.ReportPath = None,
     query: opt.QueryIds = None,
     queries: opt.QueriesFile = None,
 ) -> None:
@@ -299,7 +299,7 @@ def agreement_command(
         "apply`: kappa of the LLM against each reviewer and between reviewers, on the cells both graded.",
     ),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, md or latex (booktabs)."),
-    output: opt.Report = None,
+    output: opt.ReportPath = None,
     query: opt.QueryIds = None,
     queries: opt.QueriesFile = None,
 ) -> None:
@@ -412,7 +412,7 @@ def impact_command(
         None, "--needs-grading", help="Also write the new bank's items that still need grading as a bank."
     ),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, csv or md."),
-    output: opt.Report = None,
+    output: opt.ReportPath = None,
     query: opt.QueryIds = None,
     queries: opt.QueriesFile = None,
 ) -> None:
