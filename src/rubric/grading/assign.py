@@ -176,3 +176,22 @@ def assign(
         for entry, label in zip(chunk, res.value, strict=True):
             entry["assignment"] = label
     return records, failures
+
+
+def read_answers_to_assign(
+    paths: Sequence[str | Path], banks: Sequence[TestBank], bank: str | Path
+) -> list[SystemAnswer]:
+    """The answers of every file, checked before any LLM call: a run answers a query once, and
+    some answered query has nuggets in ``banks`` (read from ``bank``)."""
+    answers = [a for path in paths for a in read_system_answers(path)]
+    seen: set[tuple[str, str]] = set()
+    for a in answers:
+        if (a.run_id, a.query_id) in seen:
+            raise UserError(
+                f"run {a.run_id} answers query {a.query_id} twice in {', '.join(map(str, paths))}"
+            )
+        seen.add((a.run_id, a.query_id))
+    with_nuggets = {b.query_id for b in banks if b.items}
+    if not any(a.query_id in with_nuggets for a in answers):
+        raise UserError(f"--bank {bank}: none of the answered queries has nuggets in the bank")
+    return answers

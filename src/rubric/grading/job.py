@@ -59,6 +59,14 @@ class GradeJob:
     checkpoint_pairs: int = CHUNK_PAIRS
     query_ids: tuple[str, ...] | None = None  # grade only these queries (--query/--queries); None: all
 
+    def __post_init__(self) -> None:
+        """Option ranges fail when the job is made, before any file is read or model loaded."""
+        from rubric.llm.registry import check_backend_options
+
+        check_backend_options(self.backend_options)
+        if self.checkpoint_pairs < 1:
+            raise UserError(f"--checkpoint-pairs: must be at least 1, got {self.checkpoint_pairs}")
+
     @property
     def inputs(self) -> list[Path]:
         """The files whose identity is part of the run's fingerprint."""
