@@ -10,7 +10,7 @@ from rubric.cli.common import phase_app
 
 app = phase_app("List the prompts (shipped and your own prompt files) and show one of them.")
 
-PROMPT_FILE_HELP = "Your own prompt file (TOML, see README); repeatable. Default: none."
+PROMPT_FILE_HELP = "Your own prompt file (TOML, see docs/prompts.md); repeatable. Default: none."
 
 
 @app.command("list")
