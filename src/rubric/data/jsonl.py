@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from rubric.data.files import iter_lines, open_output, rereadable
-from rubric.data.json_values import describe_validation_error, parse_json_line
+from rubric.data.json_line import describe_validation_error, parse_json_line
 from rubric.data.models import FullParagraphData, QueryWithFullParagraphList, TestBank
 from rubric.errors import UserError
 

@@ -1,7 +1,7 @@
-"""One JSON value of a line, and pydantic's first complaint, as messages that name file:line.
+"""One line of a JSON-lines file: parsed, or a :class:`UserError` naming file:line and field.
 
-Apart from :mod:`rubric.data.jsonl` (which re-exports both) so that the fast readers of
-:mod:`rubric.data.graded`, which :mod:`rubric.data.jsonl` builds on, need nothing of it.
+The lowest layer of the readers: :mod:`rubric.data.jsonl` (records) and :mod:`rubric.data.graded`
+(passages files, streamed by query) both build on it, so neither needs the other for it.
 """
 
 from __future__ import annotations
