@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import runpy
 from pathlib import Path
 
-from rubric.data.jsonl import read_bank
+from helpers.openai_server import Fault, serve
 
-serve = runpy.run_path(str(Path(__file__).parents[1] / "openai_server.py"))["serve"]
+from rubric.data.jsonl import read_bank
 
 KEY = "sk-never-written-4711"
 
@@ -260,7 +259,7 @@ def test_generate_one_failing_query_fails_alone_and_the_rerun_asks_only_it(cli, 
     cached, exit 1 with the query and the cause listed; the rerun sends exactly that one request."""
     from rubric.llm.cache import ResponseCache
 
-    fault = runpy.run_path(str(Path(__file__).parents[1] / "openai_server.py"))["Fault"]
+    fault = Fault
     queries = {f"q{i}": f"topic number {i}" for i in range(19)} | {"bad": "topic POISON"}
     (tmp_path / "q.json").write_text(json.dumps(queries))
     out = tmp_path / "bank.jsonl"

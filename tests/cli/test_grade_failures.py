@@ -1,7 +1,7 @@
 """`rubric grade` against a local OpenAI-compatible server that fails on purpose: no answer that
 arrived is lost, a failure belongs to one pair, runs never mix.
 
-Real CLI subprocesses, real HTTP on 127.0.0.1 (tests/openai_server.py), real sqlite; requests are
+Real CLI subprocesses, real HTTP on 127.0.0.1 (tests/helpers/openai_server.py), real sqlite; requests are
 counted at the server.
 """
 
@@ -10,7 +10,6 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import runpy
 import signal
 import sqlite3
 import subprocess
@@ -19,11 +18,10 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers.cli import cli_env
+from helpers.openai_server import Fault, serve
 
 HERE = Path(__file__).resolve().parent
-server = runpy.run_path(str(HERE.parent / "openai_server.py"))
-serve, Fault = server["serve"], server["Fault"]
-root_conftest = runpy.run_path(str(HERE.parent / "conftest.py"))
 SELF = "QuestionSelfRatedUnanswerablePromptWithChoices"
 EXTRACT = "QuestionCompleteConciseUnanswerablePromptWithChoices"
 WORDS = "bees honey nectar wax hive queen drone flower pollen comb swarm sting".split()
@@ -75,7 +73,7 @@ def grade_args(srv, passages, bank, cache, *extra) -> list:
 def start(args: list, out: Path) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "rubric", *map(str, args), "-o", out],
-        env=root_conftest["cli_env"](), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
 
 

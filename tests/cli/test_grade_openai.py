@@ -1,4 +1,4 @@
-"""`rubric grade --backend openai` against a real HTTP server on 127.0.0.1 (tests/openai_server.py).
+"""`rubric grade --backend openai` against a real HTTP server on 127.0.0.1 (tests/helpers/openai_server.py).
 
 The server rates a question 0-5 by the share of its words found in the passage and answers
 HELM Yes/No the same way, so every grade in the output can be recomputed here.
@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import gzip
 import json
-import runpy
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-server = runpy.run_path(str(HERE.parent / "openai_server.py"))
-serve, overlap = server["serve"], server["_overlap"]
-BANK = HERE.parent / "grading" / "data" / "questions.jsonl"
-TINY = HERE.parent / "data" / "tiny"
+from helpers import BANKS, TINY
+from helpers.openai_server import _overlap as overlap
+from helpers.openai_server import serve
+
+BANK = BANKS / "questions.jsonl"
 SELF = "QuestionSelfRatedUnanswerablePromptWithChoices"
 
 

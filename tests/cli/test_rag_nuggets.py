@@ -3,21 +3,19 @@ through the real CLI against a real OpenAI-compatible server, with scores comput
 
 The test server nuggetizes a passage as its first five words, labels a nugget okay when it says
 "minor" (else vital), and assigns support when every word of the nugget is in the answer,
-partial_support when at least half are, else not_support (see tests/openai_server.py).
+partial_support when at least half are, else not_support (see tests/helpers/openai_server.py).
 """
 
 from __future__ import annotations
 
 import json
-import runpy
 from pathlib import Path
 
 import pytest
+from helpers.openai_server import serve
 
 from rubric.data.jsonl import read_bank, write_passages
 from rubric.data.models import FullParagraphData, Judgment, ParagraphData, QueryWithFullParagraphList
-
-serve = runpy.run_path(str(Path(__file__).parents[1] / "openai_server.py"))["serve"]
 
 PASSAGES = {
     "q1": [

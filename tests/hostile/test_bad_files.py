@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import hostile_faults as faults  # made importable by conftest.py
 import pytest
+from helpers import faults
 
 RATING = faults.graded_fixture.RATING
 

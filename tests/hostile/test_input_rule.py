@@ -11,8 +11,8 @@ import subprocess
 import threading
 from pathlib import Path
 
-import hostile_faults as faults  # made importable by conftest.py
 import pytest
+from helpers import faults
 
 rubric, assert_one_error = faults.rubric, faults.assert_one_error
 RATING = faults.graded_fixture.RATING

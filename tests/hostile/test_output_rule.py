@@ -13,8 +13,8 @@ import threading
 import time
 from pathlib import Path
 
-import hostile_faults as faults  # made importable by conftest.py
 import pytest
+from helpers import faults
 
 rubric, assert_one_error = faults.rubric, faults.assert_one_error
 RATING = faults.graded_fixture.RATING
@@ -157,7 +157,7 @@ def test_stdout_redirected_to_a_file_is_written_not_replaced(f, tmp_path, name):
             [sys.executable, "-m", "rubric", "convert", "queries", f["queries.tsv"], "-o", name],
             stdout=out,
             stderr=subprocess.PIPE,
-            env=faults.root_conftest.cli_env(),
+            env=faults.cli_env(),
         )
     assert r.returncode == 0, r.stderr
     assert target.stat().st_ino == inode  # the shell's file, not a new one
@@ -277,7 +277,7 @@ def test_a_signal_during_the_write_leaves_the_old_file_and_no_temporary_file(tmp
     proc = subprocess.Popen(
         [sys.executable, "-m", "rubric", "convert", "queries", big, "-f", "jsonl", "-o", out],
         stderr=subprocess.PIPE,
-        env=faults.root_conftest.cli_env(),
+        env=faults.cli_env(),
     )
     deadline = time.monotonic() + 120
     while not glob.glob(str(tmp_path / ".out.jsonl.gz.*.tmp")):  # the write has begun
@@ -285,7 +285,7 @@ def test_a_signal_during_the_write_leaves_the_old_file_and_no_temporary_file(tmp
         time.sleep(0.002)
     proc.send_signal(sig)
     stderr = proc.communicate(timeout=120)[1].decode()
-    faults.root_conftest.assert_no_traceback(stderr, sig)
+    faults.assert_no_traceback(stderr, sig)
     assert proc.returncode == code, stderr
     assert stderr.strip().endswith(f"rubric: {word}")
     assert out.read_text() == "old\n"
