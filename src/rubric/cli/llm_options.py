@@ -52,7 +52,7 @@ CACHE = typer.Option(
     None,
     "--cache",
     help="sqlite response cache; re-runs only ask new prompts. "
-    "[default: $RUBRIC_CACHE or ~/.cache/rubric-workbench/responses.sqlite]",
+    "[default: $RUBRIC_CACHE_DIR/responses.sqlite, or ~/.cache/rubric-workbench/responses.sqlite]",
 )
 NO_CACHE = typer.Option(False, "--no-cache", help="Do not read or write the response cache.")
 PARSE_RETRIES = typer.Option(
