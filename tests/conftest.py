@@ -74,6 +74,24 @@ def needs():
 # --- built once per session ---------------------------------------------------------------------
 
 
+@pytest.fixture(scope="session", autouse=True)
+def private_cache_dir(tmp_path_factory):
+    """A response cache of this session's own, so that no test reads answers another run (or a
+    parallel worker) left in the user's cache; ``models/`` links to the user's converted packaged
+    models, which are keyed by package version and take 30 s to convert."""
+    from rubric.llm.cache_dir import models_dir
+
+    user_models = models_dir()
+    user_models.mkdir(parents=True, exist_ok=True)
+    folder = tmp_path_factory.mktemp("rubric-cache")
+    (folder / "models").symlink_to(user_models, target_is_directory=True)
+    saved = {name: os.environ.pop(name, None) for name in ("RUBRIC_CACHE", "RUBRIC_CACHE_DIR")}
+    os.environ["RUBRIC_CACHE_DIR"] = str(folder)
+    yield folder
+    os.environ.pop("RUBRIC_CACHE_DIR")
+    os.environ.update({name: value for name, value in saved.items() if value is not None})
+
+
 @pytest.fixture(scope="session")
 def hf_tiny():
     """The builder module :mod:`helpers.tiny_models`, for tests that need a model of their own."""

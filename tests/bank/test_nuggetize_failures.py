@@ -4,7 +4,6 @@ is reported and recorded, earlier nuggets are kept, unlabelled nuggets stay (aft
 from __future__ import annotations
 
 from helpers import openai_server as server
-
 from rubric.bank.nuggetize import nuggetize
 from rubric.grading.prompts import get_prompt
 from rubric.llm.openai_chat import OpenAIChat

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 from helpers.openai_server import Fault, serve
-
 from rubric.data.jsonl import read_bank
 
 KEY = "sk-never-written-4711"

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from helpers import BANKS, TINY, tiny_models
 from helpers import cli as root_conftest
 

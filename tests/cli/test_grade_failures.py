@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from helpers.cli import cli_env
 from helpers.openai_server import Fault, serve
 

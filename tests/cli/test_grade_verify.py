@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from helpers import BANKS, ROOT, TINY
 from helpers import cli as root_conftest
 

@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers.openai_server import serve
 
+from helpers.openai_server import serve
 from rubric.data.jsonl import read_bank, write_passages
 from rubric.data.models import FullParagraphData, Judgment, ParagraphData, QueryWithFullParagraphList
 

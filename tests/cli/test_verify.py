@@ -7,6 +7,7 @@ import io
 from pathlib import Path
 
 import pytest
+
 from helpers import graded_fixture as fx
 
 

@@ -6,9 +6,9 @@ import gzip
 import json
 
 import pytest
-from helpers import BANKS, TINY
 
 import rubric
+from helpers import BANKS, TINY
 from rubric.data.collection import load_texts
 from rubric.data.jsonl import read_bank, read_passages, write_passages
 from rubric.data.models import FullParagraphData, QueryWithFullParagraphList

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import BANKS, TINY
 
+from helpers import BANKS, TINY
 from rubric.data.collection import load_texts
 from rubric.data.jsonl import read_bank
 from rubric.data.models import FullParagraphData, QueryWithFullParagraphList

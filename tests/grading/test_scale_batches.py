@@ -7,8 +7,8 @@ import threading
 import time
 
 import pytest
-from helpers import tiny_models
 
+from helpers import tiny_models
 from rubric.grading.parse import get_parser
 from rubric.llm.base import Request
 from rubric.llm.prefetch import prefetch

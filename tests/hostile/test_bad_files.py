@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from helpers import faults
 
 RATING = faults.graded_fixture.RATING

@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 
 import pytest
+
 from helpers import faults
 
 rubric, assert_one_error = faults.rubric, faults.assert_one_error

@@ -14,10 +14,10 @@ import json
 from pathlib import Path
 
 import pytest
+
 from helpers import openai_server as server
 from helpers.openai_server import HOSTILE_REPLIES as HOSTILE
 from helpers.openai_server import Fault, serve
-
 from rubric.data.jsonl import write_passages
 from rubric.data.models import FullParagraphData, Judgment, ParagraphData, QueryWithFullParagraphList
 

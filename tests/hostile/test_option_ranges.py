@@ -4,6 +4,7 @@ before any file is read (the files named here do not even exist)."""
 from __future__ import annotations
 
 import pytest
+
 from helpers import faults
 
 LB = ["evaluate", "leaderboard", "--qrels", "Q", "--run", "R", "-m", "P@5"]

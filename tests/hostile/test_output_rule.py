@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from helpers import faults
 
 rubric, assert_one_error = faults.rubric, faults.assert_one_error

@@ -5,8 +5,8 @@ grades with a prompt that does not show the model what it needs."""
 from __future__ import annotations
 
 import pytest
-from helpers import BANKS, TINY
 
+from helpers import BANKS, TINY
 from rubric.grading.prompts import load_prompt_file, prompts_dir, shipped_prompts
 
 BANK = BANKS / "questions.jsonl"

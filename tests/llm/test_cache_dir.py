@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from helpers import BANKS, TINY
 from helpers.openai_server import serve
-
 from rubric.llm.cache import default_cache_path
 from rubric.llm.cache_dir import cache_dir
 from rubric.llm.packaged import models_dir

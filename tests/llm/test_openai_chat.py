@@ -11,9 +11,9 @@ from __future__ import annotations
 import time
 
 import pytest
+
 from helpers import openai_server as server
 from helpers.openai_server import Fault, serve
-
 from rubric.errors import UserError
 from rubric.llm.base import Answer, ChoiceRater, Failure, Request
 from rubric.llm.cache import CachedBackend, ResponseCache

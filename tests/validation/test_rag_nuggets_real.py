@@ -12,7 +12,6 @@ import gzip
 import json
 
 from helpers.openai_server import serve
-
 from rubric.data.jsonl import read_bank, read_passages
 
 

@@ -15,9 +15,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from helpers import cdp
 from helpers.cli import run_cli
-
 from rubric.data.jsonl import read_bank, read_passages
 from rubric.data.trec import read_qrels
 from rubric.verify.review import file_sha256, read_review
