@@ -6,6 +6,8 @@ import hashlib
 import json
 from pathlib import Path
 
+import pytest
+
 from helpers.openai_server import Fault, serve
 from rubric.data.jsonl import read_bank
 
@@ -212,6 +214,7 @@ def test_import_tqa_questions_with_answer_keys(cli, tmp_path):
     ]
 
 
+@pytest.mark.subprocess
 def test_killed_generate_resumes_without_asking_again(cli, tmp_path):
     """Kill `rubric bank generate` while half its prompts hang: answered prompts are in the cache,
     no output file exists, and the re-run asks the server only the unanswered half."""

@@ -143,6 +143,7 @@ def test_a_500_that_outlasts_the_retries_is_listed_with_its_cause(cli, tmp_path)
         )
 
 
+@pytest.mark.subprocess
 def test_kill_9_loses_only_requests_in_flight(cli, tmp_path):
     """Killed while 6 of 40 prompts hang at the server: the other 34 answers are in the cache
     before the kill (each committed as it arrived), and the rerun sends only the 6."""
@@ -167,6 +168,7 @@ def test_kill_9_loses_only_requests_in_flight(cli, tmp_path):
     assert sum(len(ps) for _, ps in lines(out)) == 20
 
 
+@pytest.mark.subprocess
 def test_two_runs_on_one_output_the_second_stops(cli, tmp_path, user_error):
     passages, bank = write_pool(tmp_path, queries=2, passages=2, items=1, slow={(0, 0)})
     out = tmp_path / "graded.jsonl.gz"
@@ -185,6 +187,7 @@ def test_two_runs_on_one_output_the_second_stops(cli, tmp_path, user_error):
         assert again.returncode == 0, again.stderr
 
 
+@pytest.mark.subprocess
 def test_a_partial_of_other_arguments_is_refused_and_a_damaged_one_resumes(cli, tmp_path, user_error):
     """Killed after 2 of 4 queries (one query per checkpoint); another prompt on the same output is
     refused and nothing is written; a damaged line after those queries is dropped with a warning
@@ -229,6 +232,7 @@ def test_a_partial_with_a_damaged_header_is_set_aside(cli, tmp_path):
     assert (tmp_path / "graded.jsonl.gz.partial.damaged").read_bytes().startswith(b"\x89PNG")
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_a_stopped_run_resumes(cli, tmp_path, sig):
     """SIGTERM / Ctrl-C while a prompt hangs: the process ends, the answers are kept, the rerun

@@ -16,6 +16,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from helpers import TINY
 from helpers.cli import assert_no_traceback, cli_env
 from helpers.openai_server import qa_span, serve, verifies
@@ -99,6 +101,7 @@ def verification_requests(srv) -> set:
     return out
 
 
+@pytest.mark.subprocess
 def test_verify_prompt_grades_in_two_stages_and_resumes(cli, tmp_path):
     """Killed (kill -9) while q3's extraction waits on the server, then rerun; then rerun again
     (everything from the cache) and grade with the plain answer-key prompt (extraction cached)."""

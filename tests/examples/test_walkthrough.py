@@ -16,6 +16,8 @@ import pytest
 from rubric.llm.cache_dir import models_dir
 from rubric.llm.packaged import PACKAGED
 
+pytestmark = pytest.mark.subprocess  # fresh interpreters: what they import, scripts, process trees
+
 ROOT = Path(__file__).resolve().parents[2]
 NEEDED_PHASES = ("convert", "bank", "grade", "verify", "evaluate")
 

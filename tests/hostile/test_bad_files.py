@@ -119,6 +119,7 @@ def test_a_missing_file_and_a_directory(tmp_path, command):
     assert not out.exists()
 
 
+@pytest.mark.subprocess
 def test_prompts_show_into_a_closed_pipe_is_quiet():
     r = faults.bash("rubric prompts show NuggetSelfRatedPrompt | head -c 10")
     assert r.returncode == 0 and len(r.stdout) == 10

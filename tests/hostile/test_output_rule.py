@@ -148,6 +148,7 @@ def test_dash_writes_to_stdout_everywhere(f, tmp_path):
     assert not (Path.cwd() / "-").exists() and not list(tmp_path.rglob("-"))
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("name", faults.stdout_names())
 def test_stdout_redirected_to_a_file_is_written_not_replaced(f, tmp_path, name):
     target = tmp_path / "redirected.tsv"
@@ -195,6 +196,7 @@ def test_a_link_to_a_file_stays_a_link_and_permissions_are_kept(f, tmp_path):
     assert faults.leftovers(tmp_path) == []
 
 
+@pytest.mark.subprocess
 def test_a_closed_stdout_pipe_is_quiet(f):
     script = f"rubric convert queries {f['queries.tsv']} -o - -f tsv | head -c 5"
     r = faults.bash(script)
@@ -270,6 +272,7 @@ def test_a_missing_parent_folder_is_created(f, tmp_path):
 @pytest.mark.parametrize(
     "sig, code, word", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")]
 )
+@pytest.mark.subprocess
 def test_a_signal_during_the_write_leaves_the_old_file_and_no_temporary_file(tmp_path, sig, code, word):
     big = tmp_path / "big.tsv"
     big.write_text("".join(f"q{i}\t{'word ' * 25}\n" for i in range(200_000)))
