@@ -101,21 +101,21 @@ def test_generate_car_style_uses_facets(cli, tmp_path):
     assert item.nugget_id == f"tqa2:L_1/T_2/{md5('Nugget 1 on Erosion')}" and item.facet_id == "T_2"
 
 
-def test_generate_reports_queries_that_stay_unreadable(cli, tmp_path):
+def test_generate_reports_queries_that_stay_unreadable(openai_server, cli, tmp_path):
     (tmp_path / "q.json").write_text(json.dumps({"a": "fine", "b": "broken [malformed]"}))
     out = tmp_path / "bank.jsonl"
-    with serve() as srv:
-        r = cli(
-            "bank",
-            "generate",
-            "-q",
-            tmp_path / "q.json",
-            "--parse-retries",
-            "0",
-            "-o",
-            out,
-            *llm_args(srv.url, tmp_path),
-        )
+    srv = openai_server
+    r = cli(
+        "bank",
+        "generate",
+        "-q",
+        tmp_path / "q.json",
+        "--parse-retries",
+        "0",
+        "-o",
+        out,
+        *llm_args(srv.url, tmp_path),
+    )
     assert r.returncode == 1
     assert "failed: b: unreadable answer after 1 attempt(s)" in r.stderr
     assert "1 queries failed" in r.stderr

@@ -221,12 +221,12 @@ def test_a_partial_of_other_arguments_is_refused_and_a_damaged_one_resumes(cli, 
     assert gzip.decompress(out.read_bytes()) == gzip.decompress(clean.read_bytes())
 
 
-def test_a_partial_with_a_damaged_header_is_set_aside(cli, tmp_path):
+def test_a_partial_with_a_damaged_header_is_set_aside(openai_server, cli, tmp_path):
     passages, bank = write_pool(tmp_path, queries=1, passages=1, items=1)
     out = tmp_path / "graded.jsonl.gz"
     (tmp_path / "graded.jsonl.gz.partial").write_bytes(b"\x89PNG\r\n\x1a\nbinary")
-    with serve() as srv:
-        r = cli(*grade_args(srv, passages, bank, tmp_path / "c.sqlite"), "-o", out)
+    srv = openai_server
+    r = cli(*grade_args(srv, passages, bank, tmp_path / "c.sqlite"), "-o", out)
     assert r.returncode == 0, r.stderr
     assert "not a partial file of `rubric grade` (damaged first line); moved to" in r.stderr
     assert (tmp_path / "graded.jsonl.gz.partial.damaged").read_bytes().startswith(b"\x89PNG")

@@ -66,13 +66,13 @@ def test_openai_backend_grades_with_retries_and_cache(cli, tmp_path):
         )
 
 
-def test_openai_backend_direct_prompt(cli, tmp_path):
+def test_openai_backend_direct_prompt(openai_server, cli, tmp_path):
     passages = pool(cli, tmp_path)
     out = tmp_path / "direct.jsonl.gz"
-    with serve() as srv:
-        r = cli("grade", "direct", passages, "--queries", TINY / "queries.tsv", "-p", "HELM", "--backend",
-                "openai", "-m", "test-model", "--base-url", srv.url, "--no-cache", "-o", out)  # fmt: skip
-        assert r.returncode == 0, r.stderr
+    srv = openai_server
+    r = cli("grade", "direct", passages, "--queries", TINY / "queries.tsv", "-p", "HELM", "--backend",
+            "openai", "-m", "test-model", "--base-url", srv.url, "--no-cache", "-o", out)  # fmt: skip
+    assert r.returncode == 0, r.stderr
     queries = dict(line.split("\t") for line in (TINY / "queries.tsv").read_text().splitlines())
     for qid, ps in lines(out):
         for p in ps:

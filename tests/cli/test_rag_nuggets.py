@@ -92,7 +92,7 @@ def fixture_files(tmp_path):
     )
 
 
-def test_nuggetize_assign_evaluate_match_hand_computed_scores(cli, tmp_path, fixture_files):
+def test_nuggetize_assign_evaluate_match_hand_computed_scores(openai_server, cli, tmp_path, fixture_files):
     passages, answers, queries = fixture_files
     bank, assigned = tmp_path / "nuggets.jsonl.gz", tmp_path / "assigned.jsonl.gz"
     with serve(fail_rate=0.3, seed=3) as srv:
@@ -164,19 +164,19 @@ def test_nuggetize_assign_evaluate_match_hand_computed_scores(cli, tmp_path, fix
     rag_passages = tmp_path / "rag.jsonl.gz"
     assert cli("convert", "rag", "-a", answers, "-o", rag_passages).returncode == 0
     assigned2 = tmp_path / "assigned2.jsonl"
-    with serve() as srv:
-        r = cli(
-            "grade",
-            "assign",
-            rag_passages,
-            "--bank",
-            bank,
-            "-q",
-            queries,
-            "-o",
-            assigned2,
-            *llm(srv.url, tmp_path),
-        )
+    srv = openai_server
+    r = cli(
+        "grade",
+        "assign",
+        rag_passages,
+        "--bank",
+        bank,
+        "-q",
+        queries,
+        "-o",
+        assigned2,
+        *llm(srv.url, tmp_path),
+    )
     assert r.returncode == 0, r.stderr
     again = cli("evaluate", "nuggets", assigned2)
     assert again.stdout == cli("evaluate", "nuggets", assigned).stdout

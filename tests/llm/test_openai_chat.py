@@ -182,14 +182,14 @@ def test_system_message_and_api_key_are_sent(tmp_path):
         assert req["body"]["temperature"] == 0.0
 
 
-def test_wrong_key_and_unknown_model_are_user_errors(tmp_path):
+def test_wrong_key_and_unknown_model_are_user_errors(openai_server, tmp_path):
     with serve(api_key="right") as srv:
         with pytest.raises(UserError, match="authentication failed") as e:
             backend(srv.url, api_key="wrong").generate(asks("x"))
         assert "wrong" not in str(e.value)
-    with serve() as srv:
-        with pytest.raises(UserError, match="--model missing-model"):
-            OpenAIChat(model="missing-model", base_url=srv.url).generate(asks("x"))
+    srv = openai_server
+    with pytest.raises(UserError, match="--model missing-model"):
+        OpenAIChat(model="missing-model", base_url=srv.url).generate(asks("x"))
 
 
 def test_rpm_spaces_request_starts():
