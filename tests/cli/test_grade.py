@@ -122,6 +122,7 @@ def test_shards_merge_into_the_unsharded_file(cli, tmp_path, whole, pool):
     assert not (tmp_path / "dup.jsonl.gz").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_kill_9_then_rerun_gives_the_uninterrupted_file(cli, tmp_path, models):
     passages, bank = tiny_models.big_pool(tmp_path)

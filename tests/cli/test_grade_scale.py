@@ -38,6 +38,7 @@ def setup(tmp_path_factory, t5_dir):
     return args, single
 
 
+@pytest.mark.slow
 def test_two_cpu_workers_equal_one_process(cli, tmp_path, setup):
     args, single = setup
     out = tmp_path / "workers.jsonl.gz"
@@ -87,6 +88,7 @@ fi
 """
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_slurm_array_script(tmp_path, setup):
     """examples/slurm/grade-array.sbatch, submitted through a local stand-in for sbatch."""
@@ -165,6 +167,7 @@ def gone(pid: int) -> bool:
         return True
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc to find the workers")
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
 @pytest.mark.subprocess

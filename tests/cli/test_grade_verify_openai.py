@@ -101,6 +101,7 @@ def verification_requests(srv) -> set:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_verify_prompt_grades_in_two_stages_and_resumes(cli, tmp_path):
     """Killed (kill -9) while q3's extraction waits on the server, then rerun; then rerun again

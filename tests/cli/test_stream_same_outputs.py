@@ -165,6 +165,7 @@ def commands(g: Path) -> list[list[str]]:
     ]  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("layout", ["graded.jsonl.gz", "per-passage.jsonl", "scattered.jsonl"])
 def test_every_command_gives_the_baseline_output(tiny_graded, layout, tmp_path):
     helper = _baseline_module()
