@@ -1,7 +1,16 @@
 """rubric-workbench: evaluate retrieval, generation and RAG systems with LLM-graded rubrics.
 
-``import rubric`` loads nothing heavy: :func:`grade` (:mod:`rubric.grading.api`) is imported on
-first use, and torch, transformers and openai only when a backend is built.
+The public API, one verb per step, each taking paths or loaded objects and returning data or a
+report object (``to_tsv()``, ``to_json()``, ``to_latex()``)::
+
+    import rubric
+    passages = rubric.pool("queries.json", ["runs/"], "collection.tsv", qrels="qrels.txt")
+    graded = rubric.grade(passages, "nuggets.jsonl", "NuggetSelfRatedPrompt", "embedding")
+    board = rubric.leaderboard(rubric.qrels(graded, min_grade=4), ["runs/"], "nDCG@10")
+    print(board.to_tsv())
+
+Names load on first use (PEP 562), so ``import rubric`` loads nothing heavy: torch, transformers
+and openai only when a backend is built, pytrec_eval and scipy when something is scored.
 """
 
 from __future__ import annotations
@@ -11,7 +20,36 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-_EXPORTS = {"grade": "rubric.grading.api", "Graded": "rubric.grading.api"}
+_EXPORTS = {
+    # files
+    "read_passages": "rubric.data.jsonl",
+    "write_passages": "rubric.data.jsonl",
+    "read_bank": "rubric.data.jsonl",
+    "write_bank": "rubric.data.jsonl",
+    "read_queries": "rubric.data.queries",
+    "read_qrels": "rubric.data.trec",
+    # phases
+    "pool": "rubric.api",
+    "grade": "rubric.grading.api",
+    "Graded": "rubric.grading.api",
+    "qrels": "rubric.api",
+    "leaderboard": "rubric.evaluate.leaderboards",
+    "cover": "rubric.evaluate.coverage",
+    "correlate": "rubric.evaluate.correlation",
+    "compare": "rubric.evaluate.significance",
+    "nugget_scores": "rubric.evaluate.nuggets",
+    "meta_evaluate": "rubric.evaluate.meta",
+    # report objects and choices
+    "Report": "rubric.evaluate.report",
+    "Score": "rubric.evaluate.report",
+    "NuggetReport": "rubric.evaluate.nuggets",
+    "Comparisons": "rubric.evaluate.significance",
+    "Correlation": "rubric.evaluate.correlation",
+    "QrelsResult": "rubric.evaluate.qrels",
+    "GradeFilter": "rubric.data.select",
+    "QuerySelection": "rubric.data.query_selection",
+    "UserError": "rubric.errors",
+}
 __all__ = ["__version__", *_EXPORTS]
 
 
@@ -19,3 +57,7 @@ def __getattr__(name: str) -> Any:
     if name in _EXPORTS:
         return getattr(importlib.import_module(_EXPORTS[name]), name)
     raise AttributeError(f"module 'rubric' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return __all__

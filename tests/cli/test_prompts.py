@@ -97,11 +97,11 @@ def test_show_errors(cli, user_error, tmp_path):
     user_error(cli("prompts", "list", "--kind", "poem"), "--kind: no prompt of kind 'poem'", "direct")
 
 
-def test_readme_prompt_example_loads(cli, tmp_path):
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## `rubric prompts`", 1)[1].split("\n## ", 1)[0]
+def test_documented_prompt_example_loads(cli, tmp_path):
+    page = (Path(__file__).resolve().parents[2] / "docs" / "prompts.md").read_text(encoding="utf-8")
+    section = page.split("## Your own prompt", 1)[1].split("\n## ", 1)[0]
     example = section.split("```toml\n", 1)[1].split("```", 1)[0]
-    f = tmp_path / "readme.toml"
+    f = tmp_path / "documented.toml"
     f.write_text(example, encoding="utf-8")
     r = cli("prompts", "show", "MyRelevance", "-p", f, "--example")
     assert r.returncode == 0, r.stderr

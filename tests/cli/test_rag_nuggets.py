@@ -228,3 +228,25 @@ def test_nuggetize_and_assign_input_errors(cli, tmp_path, fixture_files, user_er
         cli("grade", "assign", tmp_path / "bad.jsonl", "--bank", nuggets, "-m", "m", "-o", out), "bad.jsonl:1"
     )
     assert not out.exists()
+
+
+def test_assign_reads_answers_from_standard_input(cli, tmp_path, fixture_files):
+    """``grade assign -``: the answers' format is detected from the first record and then read in
+    full, so standard input is spooled once instead of being read twice ("already read")."""
+    import os
+    import subprocess
+    import sys
+
+    passages, answers, queries = fixture_files
+    bank, by_file, by_pipe = tmp_path / "nuggets.jsonl.gz", tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+    with serve() as srv:
+        options = [str(a) for a in llm(srv.url, tmp_path)]
+        made = cli("bank", "nuggetize", "-p", passages, "-q", queries, "-o", bank, *options)
+        assert made.returncode == 0, made.stderr
+        assign = ["grade", "assign", "--bank", str(bank), *options]
+        assert cli(*assign, answers, "-o", by_file).returncode == 0
+        command = [sys.executable, "-m", "rubric", *assign, "-", "-o", str(by_pipe)]
+        piped = subprocess.run(command, input=Path(answers).read_bytes(), capture_output=True, env=env)
+    assert piped.returncode == 0, piped.stderr.decode()
+    assert by_pipe.read_text() == by_file.read_text()

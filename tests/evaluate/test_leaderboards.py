@@ -75,3 +75,14 @@ def test_python_api_from_package(tiny):
     report = ev.leaderboard(tiny / "qrels.txt", [tiny / "run.alpha", tiny / "run.beta"], ["map"])
     assert isinstance(report, ev.Report)
     assert report.values("map") == pytest.approx({"alpha": 0.5185185, "beta": 0.5833333})
+
+
+@pytest.mark.parametrize("level", [0, -1, 1.5, True])
+def test_a_level_that_is_not_a_relevance_level_is_refused_by_name(level):
+    """From Python as from the CLI (``-l``, min 1): one clear error, not pytrec_eval's TypeError."""
+    from rubric.errors import UserError
+    from rubric.evaluate.measures import parse_measures
+    from rubric.evaluate.treceval import Evaluator
+
+    with pytest.raises(UserError, match="not a relevance level"):
+        Evaluator({"q1": {"d1": 1}}, parse_measures(["P@5"]), level=level)

@@ -7,14 +7,14 @@ import pytest
 from scipy.stats import ttest_rel
 
 from rubric.errors import UserError
-from rubric.evaluate.significance import adjust, cohens_d, compare, paired_p_value
+from rubric.evaluate.significance import adjust, cohens_d, compare_scores, paired_p_value
 
 A = {"q1": 0.2, "q2": 0.4, "q3": 0.1, "q4": 0.5, "q5": 0.3, "q6": 0.6}
 B = {"q1": 0.3, "q2": 0.7, "q3": 0.2, "q4": 0.6, "q5": 0.2, "q6": 0.9}
 
 
 def test_t_test_equals_scipy_and_effect_size():
-    (row,) = compare({"a": A, "b": B}, "m", test="t", correction="none")
+    (row,) = compare_scores({"a": A, "b": B}, "m", test="t", correction="none")
     qs = sorted(A)
     assert row.p_value == pytest.approx(ttest_rel([B[q] for q in qs], [A[q] for q in qs]).pvalue)
     diffs = [B[q] - A[q] for q in qs]
@@ -46,12 +46,12 @@ def test_corrections():
 
 
 def test_pairs_baseline_and_errors():
-    rows = compare({"a": A, "b": B, "c": A}, "m", correction="bonferroni")
+    rows = compare_scores({"a": A, "b": B, "c": A}, "m", correction="bonferroni")
     assert [(r.run_a, r.run_b) for r in rows] == [("a", "b"), ("a", "c"), ("b", "c")]
     assert rows[1].p_value == 1.0 and rows[0].p_adjusted == pytest.approx(min(1, 3 * rows[0].p_value))
-    rows = compare({"a": A, "b": B, "c": A}, "m", baseline="c")
+    rows = compare_scores({"a": A, "b": B, "c": A}, "m", baseline="c")
     assert [(r.run_a, r.run_b) for r in rows] == [("c", "a"), ("c", "b")]
     with pytest.raises(UserError, match="--baseline: no run named 'x'"):
-        compare({"a": A, "b": B}, "m", baseline="x")
+        compare_scores({"a": A, "b": B}, "m", baseline="x")
     with pytest.raises(UserError, match="--test"):
-        compare({"a": A, "b": B}, "m", test="wilcoxon")
+        compare_scores({"a": A, "b": B}, "m", test="wilcoxon")

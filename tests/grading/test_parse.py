@@ -1,5 +1,5 @@
 """Answer parsers: a table of real-looking LLM answers (many taken from the answers FLAN-T5-large
-gave in the original tool's LLMJudge files) and the grade METHOD.md prescribes for each."""
+gave in the original tool's LLMJudge files) and the grade the papers' rules give each."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """trec_eval 9.0.8's own test suite: every number it prints for a measure pytrec_eval has.
 
-Each case is the quicktest command of trec_eval's Makefile (see ../shared/data/trec_eval/
-PROVENANCE.md); ``rubric evaluate leaderboard --format trec_eval`` must print the same line, to
+Each case is a command of the ``quicktest`` target of trec_eval's Makefile (usnistgov/trec_eval; the
+expected ``out.test*`` files of tag v9.0.8, e.g. ``out.test.aq`` = ``-m all_trec -q qrels.test
+results.test``); ``rubric evaluate leaderboard --format trec_eval`` must print the same line, to
 all printed digits, per query and ``all``. Only ``relstring`` (a string, not a number) is left out.
 """
 

@@ -2,8 +2,8 @@
 
 For every exam_grades record of the first queries of ``rubric-llm-judge/all-ExtraTrees/dev.jsonl.gz``
 we rebuild the record from the original answers with our engine and compare correctAnswered,
-wrongAnswered, exam_ratio and self_ratings. Differences are allowed only where METHOD.md says the
-original is wrong: a self-rating answer that is neither a digit 0-5 nor unanswerable (the original
+wrongAnswered, exam_ratio and self_ratings. Differences are allowed only where the original departs
+from the papers' rules: a self-rating answer that is neither a digit 0-5 nor unanswerable (the original
 gave 0, the papers 1), ill-formed extractions ("a.", "(iii)") that the original counted, and
 unanswerable expressions with punctuation ("No.") that the original took for answers.
 """

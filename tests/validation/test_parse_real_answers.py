@@ -1,7 +1,7 @@
 """Our parsers and prompt_info against the original tool's own output (LLMJudge dev, FLAN-T5-large).
 
 The original tool inverted the "other answer" case of the self-rating rule (any non-digit answer got
-0, unanswerable expressions 1); METHOD.md tells us not to copy that. So every difference between
+0, unanswerable expressions 1); the papers give 1 and 0, and we follow the papers. So every difference between
 our grade and its stored self_rating must be exactly that case, and everything else must agree.
 """
 

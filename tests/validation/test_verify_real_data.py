@@ -125,8 +125,8 @@ def test_dl20_table5_sun_row_from_released_llm_qrels(shared, cli):
     assert "Sun.qrel: 11386 passages" in r.stderr
 
 
-def test_readme_commands_reproduce_the_teams_kappas(shared, cli):
-    """The two commands the README writes out for TREMA-UNH's dev kappas (0.167 and 0.095)."""
+def test_documented_commands_reproduce_the_teams_kappas(shared, cli):
+    """The two commands docs/validation.md writes out for TREMA-UNH's dev kappas (0.167 and 0.095)."""
     path = shared(*DEV)
     for flags, reported in [
         (["-p", QUESTION, "--label", "nth:2"], "0.167"),

@@ -156,3 +156,33 @@ def read_facets(path: str | Path) -> dict[str, list[tuple[str, str]]]:
         seen[qid, facet] = line_no
         out.setdefault(qid, []).append((facet, cols[2].strip()))
     return out
+
+
+#: The shipped prompt of each (kind, style).
+GENERATE_PROMPTS = {
+    ("questions", "dl"): "GenerateQuestionsDL",
+    ("nuggets", "dl"): "GenerateNuggetsDL",
+    ("questions", "car"): "GenerateQuestionsCAR",
+    ("nuggets", "car"): "GenerateNuggetsCAR",
+}
+
+
+def topics(
+    texts: dict[str, str],
+    style: str = "dl",
+    facets: str | Path | None = None,
+    queries: str | Path = "queries",
+) -> list[Topic]:
+    """What to generate for: every query (``dl``), or every subtopic of the ``facets`` file
+    (``car``: query title + subtopic; a subtopic of a query not in ``texts`` is an error)."""
+    if style not in ("dl", "car"):
+        raise UserError(f"--style: expected dl or car, got {style!r}")
+    if style == "dl":
+        return [Topic(q, t) for q, t in texts.items()]
+    if facets is None:
+        raise UserError("--facets: the car style needs the subtopics of each query")
+    facet_map = read_facets(facets)
+    unknown = [q for q in facet_map if q not in texts]
+    if unknown:
+        raise UserError(f"--facets {facets}: query {unknown[0]} is not in --queries {queries}")
+    return [Topic(q, texts[q], f, t) for q, fs in facet_map.items() for f, t in fs]

@@ -18,10 +18,12 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from rubric.bank.ids import item_id
 from rubric.data.models import NuggetItem, TestBank
+from rubric.errors import UserError
 from rubric.grading.prompts import Prompt
 from rubric.llm.ask import ask_parsed, backend_info
 from rubric.llm.base import Request, TextGenerator
@@ -176,3 +178,39 @@ def nuggetize(
 
 
 __all__ = ["nuggetize", "select", "format_context", "ParseError"]
+
+
+def relevant_passages(
+    passages: str | Path,
+    texts: dict[str, str],
+    qrels: str | Path | None = None,
+    min_judgment: int = 1,
+    queries: str | Path = "queries",
+) -> dict[str, list[str]]:
+    """The texts of the passages judged at least ``min_judgment`` relevant, per query, each
+    passage once: by ``qrels`` (e.g. UMBRELA LLM qrels) or else by the passages' own judgments.
+
+    Every query of ``passages`` needs a text in ``texts`` (read from ``queries``); no relevant
+    passage at all is an error (there would be nothing to nuggetize).
+    """
+    from rubric.data.jsonl import read_passages
+    from rubric.data.trec import read_qrels
+
+    judged = read_qrels(qrels) if qrels else None
+    relevant: dict[str, list[str]] = {}
+    seen: set[tuple[str, str]] = set()
+    for q in read_passages(passages):
+        if q.queryId not in texts:
+            raise UserError(f"--queries {queries}: no text for query {q.queryId} of {passages}")
+        for p in q.paragraphs:
+            key = (q.queryId, p.paragraph_id)
+            grade = (
+                judged.get(q.queryId, {}).get(p.paragraph_id) if judged is not None else p.judgment(q.queryId)
+            )
+            if grade is not None and grade >= min_judgment and key not in seen:
+                seen.add(key)
+                relevant.setdefault(q.queryId, []).append(p.text)
+    if not relevant:
+        source = f"--qrels {qrels}" if qrels else f"the judgments in {passages}"
+        raise UserError(f"--min-judgment {min_judgment}: no passage is judged that relevant in {source}")
+    return relevant

@@ -7,28 +7,19 @@ from pathlib import Path
 
 import typer
 
-from rubric.cli import llm_options as lo
-from rubric.cli.common import info, phase_app, updates_in_place
+from rubric.cli import options as opt
+from rubric.cli.common import OptionalOutputPath, OutputPath, info, phase_app, updates_in_place
 from rubric.errors import UserError
 
 app = phase_app(
     "Phase 1: test banks of exam questions or nuggets (generate, nuggetize, import, show, edit, diff, split)."
 )
 
-KINDS = ("questions", "nuggets")
-GENERATE_PROMPTS = {
-    ("questions", "dl"): "GenerateQuestionsDL",
-    ("nuggets", "dl"): "GenerateNuggetsDL",
-    ("questions", "car"): "GenerateQuestionsCAR",
-    ("nuggets", "car"): "GenerateNuggetsCAR",
-}
-PROMPT_FILE = typer.Option(None, "--prompt-file", help="Extra TOML prompt file(s) to choose --prompt from.")
-
 
 def _check_kind(kind: str) -> str:
-    if kind not in KINDS:
-        raise UserError(f"--kind: expected questions or nuggets, got {kind!r}")
-    return kind
+    from rubric.bank.ids import check_kind
+
+    return check_kind(kind)
 
 
 def _load_banks(path: Path) -> list:
@@ -38,6 +29,7 @@ def _load_banks(path: Path) -> list:
 
 
 @app.command("generate")
+@opt.option_groups
 def generate(
     queries: Path = typer.Option(..., "--queries", "-q", help="Queries: JSON {qid: text}, TSV or JSONL."),
     kind: str = typer.Option("questions", "--kind", help="What to generate: questions or nuggets."),
@@ -53,22 +45,12 @@ def generate(
     prompt: str = typer.Option(
         None, "--prompt", help="Prompt name or TOML file. [default: Generate{Questions,Nuggets}{DL,CAR}]"
     ),
-    prompt_file: list[Path] = PROMPT_FILE,
+    prompt_file: opt.PromptFiles = None,
     test_collection: str = typer.Option("", "--test-collection", help="Recorded in each bank."),
-    output: Path = typer.Option(..., "--output", "-o", help="Bank file to write (.jsonl or .jsonl.gz)."),
-    parse_retries: int = lo.PARSE_RETRIES,
-    model: str = lo.MODEL,
-    base_url: str = lo.BASE_URL,
-    api_key_file: Path = lo.API_KEY_FILE,
-    concurrency: int = lo.CONCURRENCY,
-    rpm: float = lo.RPM,
-    max_retries: int = lo.MAX_RETRIES,
-    retry_base: float = lo.RETRY_BASE,
-    timeout: float = lo.TIMEOUT,
-    temperature: float = lo.TEMPERATURE,
-    max_tokens: int = lo.MAX_TOKENS,
-    cache: Path = lo.CACHE,
-    no_cache: bool = lo.NO_CACHE,
+    output: OutputPath = typer.Option(
+        ..., "--output", "-o", help="Bank file to write (.jsonl or .jsonl.gz)."
+    ),
+    llm: opt.ChatOptions = ...,
 ) -> None:
     """Generate questions or nuggets per query with an LLM (RUBRIC / EXAM++ / Workbench prompts).
 
@@ -77,45 +59,29 @@ def generate(
 
     Example: rubric bank generate -q queries.json --kind nuggets -m gpt-4o -o nuggets.jsonl.gz
     """
-    from rubric.bank.generate import Topic, generate_banks, read_facets
+    from rubric.bank.generate import GENERATE_PROMPTS, generate_banks, topics
     from rubric.data.jsonl import write_bank
     from rubric.data.queries import read_queries
     from rubric.grading.prompts import get_prompt
 
     _check_kind(kind)
-    if style not in ("dl", "car"):
-        raise UserError(f"--style: expected dl or car, got {style!r}")
-    lo.at_least("--per-query", per_query, 1)
-    lo.check_options(
-        concurrency, rpm, max_retries, retry_base, timeout, temperature, max_tokens, parse_retries
-    )
-    texts = read_queries(queries)
-    if style == "car":
-        if facets is None:
-            raise UserError("--facets: the car style needs the subtopics of each query")
-        facet_map = read_facets(facets)
-        unknown = [q for q in facet_map if q not in texts]
-        if unknown:
-            raise UserError(f"--facets {facets}: query {unknown[0]} is not in --queries {queries}")
-        topics = [Topic(q, texts[q], f, t) for q, fs in facet_map.items() for f, t in fs]
-    else:
-        topics = [Topic(q, t) for q, t in texts.items()]
-    chosen = get_prompt(prompt or GENERATE_PROMPTS[(kind, style)], prompt_file)
-    backend, responses = lo.openai_backend(
-        model, base_url, api_key_file, concurrency, rpm, max_retries, retry_base, timeout, temperature,
-        max_tokens, cache, no_cache,
-    )  # fmt: skip
+    opt.at_least("--per-query", per_query, 1)
+    llm.check()
+    chosen = topics(read_queries(queries), style, facets, queries)
+    prompt_ = get_prompt(prompt or GENERATE_PROMPTS[(kind, style)], prompt_file)
+    backend, responses = opt.backend_from(llm)
     banks, failures = generate_banks(
-        topics, chosen, backend, kind, per_query, parse_retries, test_collection, cache=responses
+        chosen, prompt_, backend, kind, per_query, llm.parse_retries, test_collection, cache=responses
     )
     write_bank(output, banks)
     items = sum(len(b.items) for b in banks)
-    info(f"wrote {len(banks)} of {len(topics)} banks ({items} {kind}) to {output}")
-    lo.report_llm(backend)
-    lo.report_failures(failures, "queries")
+    info(f"wrote {len(banks)} of {len(chosen)} banks ({items} {kind}) to {output}")
+    opt.report_llm(backend)
+    opt.report_failures(failures, "queries")
 
 
 @app.command("nuggetize")
+@opt.option_groups
 def nuggetize(
     passages: Path = typer.Option(
         ..., "--passages", "-p", help="Passages file (with judgments, or use --qrels)."
@@ -134,21 +100,11 @@ def nuggetize(
     importance_prompt: str = typer.Option(
         "AutoNuggetizerImportance", "--importance-prompt", help="Vital/okay labelling prompt."
     ),
-    prompt_file: list[Path] = PROMPT_FILE,
-    output: Path = typer.Option(..., "--output", "-o", help="Nugget bank to write (.jsonl or .jsonl.gz)."),
-    parse_retries: int = lo.PARSE_RETRIES,
-    model: str = lo.MODEL,
-    base_url: str = lo.BASE_URL,
-    api_key_file: Path = lo.API_KEY_FILE,
-    concurrency: int = lo.CONCURRENCY,
-    rpm: float = lo.RPM,
-    max_retries: int = lo.MAX_RETRIES,
-    retry_base: float = lo.RETRY_BASE,
-    timeout: float = lo.TIMEOUT,
-    temperature: float = lo.TEMPERATURE,
-    max_tokens: int = lo.MAX_TOKENS,
-    cache: Path = lo.CACHE,
-    no_cache: bool = lo.NO_CACHE,
+    prompt_file: opt.PromptFiles = None,
+    output: OutputPath = typer.Option(
+        ..., "--output", "-o", help="Nugget bank to write (.jsonl or .jsonl.gz)."
+    ),
+    llm: opt.ChatOptions = ...,
 ) -> None:
     """AutoNuggetizer: nuggets from relevant passages, labelled vital/okay (TREC 2024 RAG).
 
@@ -159,37 +115,17 @@ def nuggetize(
     Example: rubric bank nuggetize -p pool.jsonl.gz -q queries.json -m gpt-4o -o nuggets.jsonl.gz
     """
     from rubric.bank.nuggetize import nuggetize as run
-    from rubric.data.jsonl import read_passages, write_bank
+    from rubric.bank.nuggetize import relevant_passages
+    from rubric.data.jsonl import write_bank
     from rubric.data.queries import read_queries
-    from rubric.data.trec import read_qrels
     from rubric.grading.prompts import get_prompt
 
     for name, value in (("--window", window), ("--max-nuggets", max_nuggets), ("--keep", keep)):
-        lo.at_least(name, value, 1)
-    lo.check_options(
-        concurrency, rpm, max_retries, retry_base, timeout, temperature, max_tokens, parse_retries
-    )
+        opt.at_least(name, value, 1)
+    llm.check()
     texts = read_queries(queries)
-    judged = read_qrels(qrels) if qrels else None
-    relevant: dict[str, list[str]] = {}
-    seen: set[tuple[str, str]] = set()
-    for q in read_passages(passages):
-        if q.queryId not in texts:
-            raise UserError(f"--queries {queries}: no text for query {q.queryId} of {passages}")
-        for p in q.paragraphs:
-            grade = (
-                judged.get(q.queryId, {}).get(p.paragraph_id) if judged is not None else p.judgment(q.queryId)
-            )
-            if grade is not None and grade >= min_judgment and (q.queryId, p.paragraph_id) not in seen:
-                seen.add((q.queryId, p.paragraph_id))
-                relevant.setdefault(q.queryId, []).append(p.text)
-    if not relevant:
-        source = f"--qrels {qrels}" if qrels else f"the judgments in {passages}"
-        raise UserError(f"--min-judgment {min_judgment}: no passage is judged that relevant in {source}")
-    backend, responses = lo.openai_backend(
-        model, base_url, api_key_file, concurrency, rpm, max_retries, retry_base, timeout, temperature,
-        max_tokens, cache, no_cache,
-    )  # fmt: skip
+    relevant = relevant_passages(passages, texts, qrels, min_judgment, queries)
+    backend, responses = opt.backend_from(llm)
     settings = {"min_judgment": min_judgment, "judgments": str(qrels) if qrels else "passages"}
     banks, failures = run(
         texts,
@@ -200,7 +136,7 @@ def nuggetize(
         window=window,
         max_nuggets=max_nuggets,
         keep=keep,
-        retries=parse_retries,
+        retries=llm.parse_retries,
         settings=settings,
         cache=responses,
     )
@@ -211,8 +147,8 @@ def nuggetize(
     info(f"wrote {nuggets} nuggets ({vital} vital) for {len(banks)} queries to {output}")
     if without:
         info(f"{without} queries have no passage judged >= {min_judgment} and got no nuggets")
-    lo.report_llm(backend)
-    lo.report_failures(failures, "LLM calls")
+    opt.report_llm(backend)
+    opt.report_failures(failures, "LLM calls")
 
 
 @app.command("import")
@@ -232,7 +168,7 @@ def import_(
         "tqa2:", "--tqa-prefix", help="Prefix of query ids made from TQA lesson ids."
     ),
     test_collection: str = typer.Option("", "--test-collection", help="Recorded in each bank."),
-    output: Path = typer.Option(..., "--output", "-o", help="Bank file to write."),
+    output: OutputPath = typer.Option(..., "--output", "-o", help="Bank file to write."),
 ) -> None:
     """Import a human-made bank: TQA questions with answer keys, or plain question/nugget lists.
 
@@ -293,7 +229,9 @@ def edit(
     ),
     kind: str = typer.Option(None, "--kind", help="questions or nuggets, for --add to an empty bank."),
     queries: Path = typer.Option(None, "--queries", "-q", help="Query texts for queries new to the bank."),
-    output: Path = typer.Option(None, "--output", "-o", help="Where to write. [default: replace BANK]"),
+    output: OptionalOutputPath = typer.Option(
+        None, "--output", "-o", help="Where to write. [default: replace BANK]"
+    ),
 ) -> None:
     """Add, remove or rewrite items; ids follow the text (qid[/facet]/md5).
 
@@ -350,8 +288,8 @@ def split(
         ..., "--secret", help="Fraction of each query's items kept secret, e.g. 0.3."
     ),
     seed: int = typer.Option(..., "--seed", help="Seed of the split: the same seed gives the same banks."),
-    public_out: Path = typer.Option(..., "--public-out", help="Where to write the public bank."),
-    secret_out: Path = typer.Option(..., "--secret-out", help="Where to write the secret bank."),
+    public_out: OutputPath = typer.Option(..., "--public-out", help="Where to write the public bank."),
+    secret_out: OutputPath = typer.Option(..., "--secret-out", help="Where to write the secret bank."),
 ) -> None:
     """Split a bank into a public and a secret part, by item, stratified per query.
 

@@ -5,30 +5,33 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
+import typing
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
-# Parameters of a command that name files it writes; every other path parameter is an input.
-# Parameters that name files a command writes; every other path parameter is an input.
-OUTPUT_PARAMETERS = (
-    "output",
-    "queries_out",
-    "needs_grading",
-    "bank_out",
-    "public_out",
-    "secret_out",
-    "summary",
-    "per_topic",
-    "plot",
-)
+
+class Writes:
+    """Marks a path parameter as a file the command writes (see :func:`is_output`)."""
 
 
-def phase_app(help_text: str) -> typer.Typer:
+WRITES = Writes()
+# The type of a parameter that names a file the command writes; every other path is an input.
+OutputPath = Annotated[Path, WRITES]
+OptionalOutputPath = Annotated[Path | None, WRITES]
+
+
+def is_output(hint: Any) -> bool:
+    """Whether a parameter's type (with its ``Annotated`` extras) declares a written file."""
+    return typing.get_origin(hint) is Annotated and any(isinstance(m, Writes) for m in hint.__metadata__)
+
+
+def phase_app(help_text: str, **settings: Any) -> typer.Typer:
     """A Typer group with the conventions of every phase (no completion, -h, plain help)."""
     return typer.Typer(
+        **settings,
         help=help_text,
         no_args_is_help=True,
         add_completion=False,
@@ -46,19 +49,19 @@ def info(message: str) -> None:
 def emit(text: str, output: Path | None) -> None:
     """Results go to ``-o`` (by the output rule: ``-`` is stdout, files are replaced atomically)
     or stdout; a written file is named on stderr."""
-    if output is None:
-        typer.echo(text, nl=False)
-        return
     from rubric.data.files import is_stdio, write_output
 
     write_output(output, text)
-    if not is_stdio(output):
+    if output is not None and not is_stdio(output):
         info(f"wrote {output}")
 
 
-def _label(parameter: inspect.Parameter) -> str:
+def _label(parameter: inspect.Parameter, hint: Any) -> str:
     """How the command line names a parameter: its first long option, or its argument name."""
     decls = getattr(parameter.default, "param_decls", None) or ()
+    for info_ in getattr(hint, "__metadata__", ()):  # Annotated[..., typer.Option("--name", ...)]
+        if isinstance(getattr(info_, "default", None), str):
+            decls = (info_.default, *(info_.param_decls or ()))
     longs = [d for d in decls if d.startswith("--")]
     return longs[0] if longs else (decls[0] if decls else parameter.name.upper())
 
@@ -81,13 +84,15 @@ def updates_in_place(parameter: str) -> Callable[[Callable[..., Any]], Callable[
 
 
 def guard_outputs(command: Callable[..., Any]) -> Callable[..., Any]:
-    """Wrap a command so that, before it does any work, an output that is one of its input files
-    (or another of its outputs) is refused with exit code 2: writing it would replace the input.
+    """Wrap a command so that, before it does any work, an output (a parameter typed
+    :data:`~rubric.cli.options.OutputPath`) that is one of its input files (or another of its
+    outputs) is refused with exit code 2: writing it would replace the input.
     Only the input named by :func:`updates_in_place` may be the output.
 
     Applied to every command by :mod:`rubric.cli.main`, so no command can forget it.
     """
     signature = inspect.signature(command)
+    hints = typing.get_type_hints(command, include_extras=True)
     in_place = getattr(command, "updates_in_place", None)
 
     @functools.wraps(command)
@@ -101,8 +106,9 @@ def guard_outputs(command: Callable[..., Any]) -> Callable[..., Any]:
         for name, value in values.items():
             if name == in_place:
                 continue
-            side = outputs if name in OUTPUT_PARAMETERS else inputs
-            side.extend((_label(signature.parameters[name]), p) for p in _paths(value))
+            hint = hints.get(name)
+            side = outputs if is_output(hint) else inputs
+            side.extend((_label(signature.parameters[name], hint), p) for p in _paths(value))
         for i, (label, path) in enumerate(outputs):
             check_output(path, inputs, name=label)
             for other_label, other in outputs[:i]:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from rubric.cli.common import info, phase_app
+from rubric.cli.common import OptionalOutputPath, OutputPath, info, phase_app
 
 app = phase_app("Convert runs, qrels, collections, RAG answers and topics into workbench files.")
 
@@ -33,7 +33,7 @@ def runs_command(
     allow_missing: bool = typer.Option(
         False, "--allow-missing", help="Leave out pooled passages without text instead of failing."
     ),
-    output: Path = typer.Option(..., "--output", "-o", help="Passages file to write (.jsonl.gz)."),
+    output: OutputPath = typer.Option(..., "--output", "-o", help="Passages file to write (.jsonl.gz)."),
 ) -> None:
     """Pool the top-k of every run plus every judged passage into a passages file.
 
@@ -81,10 +81,10 @@ def rag_command(
     segment: str = typer.Option(
         "sentence", "--segment", help="'sentence' (one passage per answer sentence) or 'words:N'."
     ),
-    queries_out: Path | None = typer.Option(
+    queries_out: OptionalOutputPath = typer.Option(
         None, "--queries-out", help="Also write the topics {qid: text} as queries JSON."
     ),
-    output: Path = typer.Option(..., "--output", "-o", help="Passages file to write (.jsonl.gz)."),
+    output: OutputPath = typer.Option(..., "--output", "-o", help="Passages file to write (.jsonl.gz)."),
 ) -> None:
     """Turn RAG answers into passages: the run id is the ranking method, order is the rank.
 
@@ -113,7 +113,7 @@ def rag_command(
 @app.command("queries")
 def queries_command(
     source: Path = typer.Argument(..., help="Queries: JSON {qid: text}, TREC topics TSV, or JSONL."),
-    output: Path = typer.Option(..., "--output", "-o", help="File to write."),
+    output: OutputPath = typer.Option(..., "--output", "-o", help="File to write."),
     fmt: str = typer.Option("json", "--format", "-f", help="Output format: json, tsv or jsonl."),
 ) -> None:
     """Convert queries between JSON {qid: text}, TSV (qid<TAB>text) and JSONL {qid, query}.
@@ -139,50 +139,8 @@ def check_command(
 
     Example: rubric convert check graded.jsonl.gz bank.jsonl.gz
     """
-    from rubric.data.files import iter_lines, rereadable
-    from rubric.data.graded import ScatteredLines
-    from rubric.data.jsonl import parse_json_line, read_bank, read_passages
-    from rubric.data.select import format_kinds
+    from rubric.data.check import describe
 
     for path in files:
-        with rereadable(path) as copy:  # `-` and pipes are copied: the file is read more than once
-            first = next(((n, line) for n, line in iter_lines(copy, path) if line.strip()), None)
-            if first is not None and isinstance(parse_json_line(path, *first), dict):
-                n_banks = items = 0
-                kinds = set()
-                for b in read_bank(copy, path):
-                    n_banks += 1
-                    items += len(b.items)
-                    kinds.add(b.kind or "empty")
-                typer.echo(
-                    f"{path}: test bank, {n_banks} queries/facets, {items} items ({', '.join(sorted(kinds))})"
-                )
-                continue
-            try:
-                found = _passages_summary(read_passages(copy, path, scan=False))
-            except ScatteredLines:  # lines of a query apart: read again, gathering them
-                found = _passages_summary(read_passages(copy, path))
-        n_queries, n_passages, judged, runs, kinds_found = found
-        typer.echo(
-            f"{path}: passages file, {n_queries} queries, {n_passages} passages, "
-            f"{judged} judged, {len(runs)} runs"
-        )
-        typer.echo(format_kinds(kinds_found))
-
-
-def _passages_summary(queries):
-    """Queries, passages, judged passages, runs and kinds of grades of a passages file."""
-    from collections import Counter
-
-    from rubric.data.select import grade_kinds
-
-    n_queries = n_passages = judged = 0
-    runs: set[str] = set()
-    kinds: Counter = Counter()
-    for q in queries:
-        n_queries += 1
-        n_passages += len(q.paragraphs)
-        judged += sum(1 for p in q.paragraphs if p.paragraph_data.judgments)
-        runs.update(r.method for p in q.paragraphs for r in p.paragraph_data.rankings)
-        kinds.update(grade_kinds([q]))
-    return n_queries, n_passages, judged, runs, kinds
+        for line in describe(path):
+            typer.echo(line)

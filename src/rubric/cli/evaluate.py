@@ -10,31 +10,14 @@ from pathlib import Path
 
 import typer
 
-from rubric.cli.common import emit, info, phase_app
+from rubric.cli import options as opt
+from rubric.cli.common import OutputPath, emit, info, phase_app
 from rubric.cli.meta import meta_command
-from rubric.cli.query_options import QUERIES, QUERY, note_absent, selection
 from rubric.cli.rag_nuggets import nuggets_command
 
 app = phase_app(
     "Turn grades into system scores: qrels, leaderboards, Cover, correlation, significance, meta-evaluation."
 )
-
-_SELECTION_HELP = "Grades of this {}; needed only when the file holds several kinds."
-
-
-def _prompt_class_option():
-    return typer.Option(None, "--prompt-class", help=_SELECTION_HELP.format("prompt class"))
-
-
-def _llm_option():
-    return typer.Option(None, "--llm", help=_SELECTION_HELP.format("LLM"))
-
-
-def _prompt_type_option():
-    return typer.Option(None, "--prompt-type", help="Grades of this type: question, nugget or direct.")
-
-
-_emit = emit  # results go to -o (written atomically) or stdout
 
 
 def _check_choice(option: str, value: str, choices: tuple[str, ...]) -> None:
@@ -67,10 +50,10 @@ MEASURE_HELP = (
 @app.command("qrels")
 def qrels_command(
     graded: Path = typer.Argument(..., help="Graded passages file (.jsonl or .jsonl.gz)."),
-    output: Path = typer.Option(..., "--output", "-o", help="Qrels file to write (TREC format)."),
-    prompt_class: str | None = _prompt_class_option(),
-    llm: str | None = _llm_option(),
-    prompt_type: str | None = _prompt_type_option(),
+    output: OutputPath = typer.Option(..., "--output", "-o", help="Qrels file to write (TREC format)."),
+    prompt_class: opt.PromptClass = None,
+    llm: opt.Llm = None,
+    prompt_type: opt.PromptType = None,
     label: str = typer.Option(
         "max",
         "--label",
@@ -101,8 +84,8 @@ def qrels_command(
         "grades from `rubric verify apply`); the selected grades count elsewhere. Several reviewers of "
         "one cell: their lower median. [default: none]",
     ),
-    query: list[str] = QUERY,
-    queries: Path | None = QUERIES,
+    query: opt.QueryIds = None,
+    queries: opt.QueriesFile = None,
 ) -> None:
     """Rubric-Qrels / EXAM-Qrels: one relevance label per graded passage.
 
@@ -121,7 +104,7 @@ def qrels_command(
     if prompt_type is not None:
         _check_choice("--prompt-type", prompt_type, ("question", "nugget", "direct"))
     rule = LabelRule.parse(label, min_grade)
-    chosen = selection(query, queries)
+    chosen = opt.selection(query, queries)
     facet_map = None
     if facet_bank is not None and not facets:
         raise UserError("--bank: only used with --facets")
@@ -143,7 +126,7 @@ def qrels_command(
         stream=True,
     )
     lines = write_qrels(output, result.rows)  # the file is read one query at a time
-    note_absent(result.absent, str(graded), "selected")
+    opt.note_absent(result.absent, str(graded), "selected")
     info(
         f"wrote {output}: {lines} lines from {result.passages - result.ungraded} graded passages "
         f"({result.kind})"
@@ -156,14 +139,12 @@ def qrels_command(
 
 @app.command("leaderboard")
 def leaderboard_command(
-    runs: list[Path] = typer.Option(
-        ..., "--run", "-r", help="Run files (TREC format, plain or .gz) or directories of runs (repeatable)."
-    ),
-    qrels: Path = typer.Option(..., "--qrels", help="Qrels file (TREC format, plain or .gz)."),
+    runs: opt.Runs,
+    qrels: opt.QrelsFile,
     measures: list[str] = typer.Option(
         ..., "--measure", "-m", help=MEASURE_HELP + " The first one orders the leaderboard."
     ),
-    level: int = typer.Option(1, "--level", "-l", min=1, help="trec_eval -l: grades >= this are relevant."),
+    level: opt.Level = 1,
     complete: bool = typer.Option(
         False,
         "--complete",
@@ -181,11 +162,11 @@ def leaderboard_command(
         help="tsv (run, measure, value, stderr, n_queries; with -q: run, measure, query, value), json, "
         "latex, or trec_eval (exactly trec_eval's output, run after run).",
     ),
-    name_from: str = typer.Option("tag", "--name-from", help="Run name: 'tag' (column 6) or 'file'."),
+    name_from: opt.NameFrom = "tag",
     digits: int = typer.Option(4, "--digits", min=0, max=17, help="Decimals in tsv (trec_eval prints 4)."),
-    output: Path | None = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
-    query: list[str] = QUERY,
-    queries: Path | None = QUERIES,
+    output: opt.ReportPath = None,
+    query: opt.QueryIds = None,
+    queries: opt.QueriesFile = None,
 ) -> None:
     """Score runs against qrels, exactly as trec_eval 9.0.8 does.
 
@@ -202,14 +183,14 @@ def leaderboard_command(
     _check_choice("--format", fmt, ("tsv", "json", "latex", "trec_eval"))
     _check_choice("--name-from", name_from, ("tag", "file"))
     ms = parse_measures(measures)  # before any file is read
-    chosen = selection(query, queries)
+    chosen = opt.selection(query, queries)
     done = evaluate(qrels, expand_paths(runs), ms, level, complete, judged_only, name_from, chosen)
     if fmt == "trec_eval":
         runid = wants_runid(measures)
         text = "".join(line + "\n" for r in done.results for line in trec_eval_lines(r, per_query, runid))
     else:
         text = report_from(done.results).render(fmt, digits, per_query)
-    _emit(text, output)
+    emit(text, output)
     _notes(done.notes)
     info(f"scored {len(done.results)} runs")
 
@@ -256,20 +237,20 @@ def cover_command(
         help="Add the original tool's `_overall_` row: items answered by any passage of the file "
         "(the upper bound of every run).",
     ),
-    prompt_class: str | None = _prompt_class_option(),
-    llm: str | None = _llm_option(),
-    prompt_type: str | None = _prompt_type_option(),
+    prompt_class: opt.PromptClass = None,
+    llm: opt.Llm = None,
+    prompt_type: opt.PromptType = None,
     per_query: bool = typer.Option(
         False, "--per-query", "-q", help="TSV: run, measure, query, value (and 'all'), as leaderboard -q."
     ),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, json or latex."),
-    output: Path | None = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
-    query: list[str] = QUERY,
-    queries: Path | None = QUERIES,
+    output: opt.ReportPath = None,
+    query: opt.QueryIds = None,
+    queries: opt.QueriesFile = None,
 ) -> None:
     """Rubric-Cover@k per run: share of a query's items answered by the run's first k passages.
 
-    Runs come from the rankings stored in the passages file. Every run is averaged over the
+    opt.Runs come from the rankings stored in the passages file. Every run is averaged over the
     queries evaluated (the file's, those in the bank when one is given; with -c all of the
     bank's): a query where a run has no passage counts as 0. Bank queries the file lacks are
     listed on stderr.
@@ -290,11 +271,11 @@ def cover_command(
         bank,
         normalized,
         complete=complete,
-        queries=selection(query, queries),
+        queries=opt.selection(query, queries),
         correct_answered=correct_answered,
         overall=overall,
     )
-    _emit(report.render(fmt, per_query=per_query), output)
+    emit(report.render(fmt, per_query=per_query), output)
     _notes(report.notes)
 
 
@@ -331,7 +312,7 @@ def correlate_command(
     levels: list[int] = typer.Option(
         None, "--level", "-l", min=1, help="--sweep: relevance levels (default 1)."
     ),
-    output: Path | None = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
+    output: opt.ReportPath = None,
     query: list[str] = typer.Option(None, "--query", help="--sweep: only this query id (repeatable)."),
     queries: Path | None = typer.Option(
         None, "--queries", help="--sweep: only the queries of this file (as for `leaderboard`)."
@@ -339,7 +320,7 @@ def correlate_command(
 ) -> None:
     """Spearman and Kendall tau-b between our ranking of runs and the official one.
 
-    Ties get average ranks (scipy). Runs on one side only are listed and left out; fewer than 3
+    Ties get average ranks (scipy). opt.Runs on one side only are listed and left out; fewer than 3
     common runs is an error. --sweep writes `method, min_rating, trec_eval_metric, spearman,
     kendall` for every qrels file x level x measure, like the original tool's correlation tables;
     a `nan` cell (every run scores the same, e.g. no passage is graded >= the level) is explained
@@ -358,11 +339,11 @@ def correlate_command(
     if sweep:
         if leaderboard is not None:
             raise UserError("--leaderboard: not used with --sweep (it evaluates --run against --qrels)")
-        for opt, val in (("--qrels", qrels), ("--run", runs), ("-m", measures)):
+        for option, val in (("--qrels", qrels), ("--run", runs), ("-m", measures)):
             if not val:
-                raise UserError(f"{opt}: --sweep needs it")
+                raise UserError(f"{option}: --sweep needs it")
         ms = parse_measures(measures)  # before any file is read
-        chosen = selection(query, queries)
+        chosen = opt.selection(query, queries)
         off = read_official(official, official_measure or measure)
         result = run_sweep(
             expand_paths(qrels), expand_paths(runs), off, ms, levels or [1], rounding, queries=chosen
@@ -374,17 +355,17 @@ def correlate_command(
             )
         if result.only_official:
             info(f"official runs without a run file: {', '.join(result.only_official)}")
-        _emit(sweep_tsv(result.rows), output)
+        emit(sweep_tsv(result.rows), output)
         _notes(result.notes)
         return
     if leaderboard is None:
         raise UserError("--leaderboard: give our leaderboard TSV (or use --sweep)")
-    for opt, val in (
+    for option, val in (
         ("--qrels", qrels), ("--run", runs), ("-m", measures), ("--level", levels), ("--query", query),
         ("--queries", queries),
     ):  # fmt: skip
         if val:
-            raise UserError(f"{opt}: only used with --sweep")
+            raise UserError(f"{option}: only used with --sweep")
     off = read_official(official, official_measure or measure)
     result = correlate(leaderboard, off, rounding, measure=measure)
     if result.only_ours:
@@ -393,13 +374,13 @@ def correlate_command(
         info(f"left out official runs missing from {leaderboard}: {', '.join(result.only_official)}")
     if result.tied:
         info(f"every run of {leaderboard} has the same score: the correlation is undefined (nan)")
-    _emit(f"runs\tspearman\tkendall\n{result.n}\t{result.spearman:.3f}\t{result.kendall:.3f}\n", output)
+    emit(result.to_tsv(), output)
 
 
 @app.command("compare")
 def compare_command(
-    runs: list[Path] = typer.Option(..., "--run", "-r", help="Run files or directories (at least two runs)."),
-    qrels: Path = typer.Option(..., "--qrels", help="Qrels file (TREC format)."),
+    runs: opt.Runs,
+    qrels: opt.QrelsFile,
     measures: list[str] = typer.Option(
         ..., "--measure", "-m", help="Measure(s), as in `leaderboard` (repeatable, or comma-separated)."
     ),
@@ -410,7 +391,7 @@ def compare_command(
     baseline: str | None = typer.Option(
         None, "--baseline", help="Compare every run with this run only (default: all pairs)."
     ),
-    level: int = typer.Option(1, "--level", "-l", min=1, help="trec_eval -l: grades >= this are relevant."),
+    level: opt.Level = 1,
     complete: bool = typer.Option(
         False,
         "--complete",
@@ -425,10 +406,10 @@ def compare_command(
         callback=_significance_level,
         help="Significance level for the 'significant' column (between 0 and 1).",
     ),
-    name_from: str = typer.Option("tag", "--name-from", help="Run name: 'tag' (column 6) or 'file'."),
-    output: Path | None = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
-    query: list[str] = QUERY,
-    queries: Path | None = QUERIES,
+    name_from: opt.NameFrom = "tag",
+    output: opt.ReportPath = None,
+    query: opt.QueryIds = None,
+    queries: opt.QueriesFile = None,
 ) -> None:
     """Paired significance tests between runs on per-query scores, with effect sizes.
 
@@ -438,27 +419,31 @@ def compare_command(
     Example: rubric evaluate compare --qrels rubric.qrels --run bm25.run --run bert.run -m nDCG@10
     --test randomization
     """
-    from rubric.data.trec import expand_paths
-    from rubric.evaluate.leaderboards import evaluate
     from rubric.evaluate.measures import parse_measures
-    from rubric.evaluate.significance import CORRECTIONS, TESTS, adjust, compare, comparisons_tsv
+    from rubric.evaluate.significance import CORRECTIONS, TESTS, compare
 
     _check_choice("--test", test, TESTS)
     _check_choice("--correction", correction, CORRECTIONS)
     _check_choice("--name-from", name_from, ("tag", "file"))
     ms = parse_measures(measures)  # before any file is read
-    done = evaluate(
-        qrels, expand_paths(runs), ms, level, complete, name_from=name_from, queries=selection(query, queries)
+    chosen = opt.selection(query, queries)
+    report = compare(
+        qrels,
+        runs,
+        ms,
+        test,
+        correction,
+        baseline,
+        level,
+        complete,
+        n_resamples,
+        seed,
+        alpha,
+        name_from,
+        chosen,
     )
-    _notes(done.notes)
-    results = done.results
-    rows = []
-    for m in results[0].values if results else []:
-        per_query = {r.run: r.values[m] for r in results}
-        rows.extend(compare(per_query, m.label, test, "none", n_resamples, seed, baseline))
-    for row, p in zip(rows, adjust([r.p_value for r in rows], correction), strict=True):
-        row.p_adjusted = p
-    _emit(comparisons_tsv(rows, alpha), output)
+    _notes(report.notes)
+    emit(report.to_tsv(), output)
 
 
 # `rubric evaluate nuggets` (AutoNuggetizer scores) lives with the other RAG nugget commands.

@@ -1,9 +1,8 @@
 """Entry point of the ``rubric`` command.
 
-Each phase group lives in its own module ``rubric.cli.<phase>`` exposing a Typer ``app``; a group
-is listed only if its module exists, so ``--help`` shows exactly what is built. Phase modules
-import nothing heavy at import time (torch and transformers load inside the commands that grade),
-which keeps ``rubric evaluate --help`` fast.
+Each phase group lives in its own module ``rubric.cli.<phase>`` exposing a Typer ``app``. Phase
+modules import nothing heavy at import time (torch and transformers load inside the commands that
+grade), which keeps ``rubric evaluate --help`` fast.
 
 Every command is wrapped by :func:`~rubric.cli.common.guard_outputs` (an output naming an input
 is refused before any work). Errors are one line: a :class:`UserError` or a command-line mistake
@@ -13,8 +12,6 @@ with 130 and SIGTERM with 143, after the file being written is cleaned up.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import os
 import signal
 import sys
@@ -22,23 +19,24 @@ import sys
 import typer
 
 from rubric import __version__
-from rubric.cli.common import guard_outputs
+from rubric.cli import bank, convert, evaluate, grade, prompts, verify
+from rubric.cli.common import guard_outputs, phase_app
 from rubric.errors import UserError
 
-PHASES = ("convert", "bank", "grade", "verify", "evaluate", "prompts")
+PHASES = {
+    "convert": convert,
+    "bank": bank,
+    "grade": grade,
+    "verify": verify,
+    "evaluate": evaluate,
+    "prompts": prompts,
+}
 
-app = typer.Typer(
+app = phase_app(
+    "Evaluate retrieval, generation and RAG systems with LLM-graded rubrics "
+    "(RUBRIC / EXAM++ / AutoNuggetizer).\n\n"
+    "Phases: convert -> bank -> grade -> verify / evaluate. Files are gzip JSON lines.",
     name="rubric",
-    help=(
-        "Evaluate retrieval, generation and RAG systems with LLM-graded rubrics "
-        "(RUBRIC / EXAM++ / AutoNuggetizer).\n\n"
-        "Phases: convert -> bank -> grade -> verify / evaluate. Files are gzip JSON lines."
-    ),
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 
@@ -58,10 +56,7 @@ def _root(
 
 
 def _register_phases() -> None:
-    for phase in PHASES:
-        if importlib.util.find_spec(f"rubric.cli.{phase}") is None:
-            continue
-        module = importlib.import_module(f"rubric.cli.{phase}")
+    for phase, module in PHASES.items():
         for command in module.app.registered_commands:
             command.callback = guard_outputs(command.callback)
         app.add_typer(module.app, name=phase)

@@ -8,21 +8,11 @@ from :mod:`rubric.plots` (matplotlib, imported only with --plot).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import typer
 
-from rubric.cli.common import emit, info
-from rubric.cli.query_options import QUERIES, QUERY, selection
+from rubric.cli import options as opt
+from rubric.cli.common import OptionalOutputPath, emit, info
 from rubric.errors import UserError
-
-
-def _labelled(arg: str) -> tuple[str, str]:
-    """``NAME=PATH`` gives a table a short name; a plain path is named by itself."""
-    name, sep, path = arg.partition("=")
-    if sep and name and path and not Path(arg).exists():
-        return name, path
-    return arg, arg
 
 
 def meta_command(
@@ -66,14 +56,14 @@ def meta_command(
     seed: int = typer.Option(42, "--seed", help="Seed of the bootstrap."),
     confidence: float = typer.Option(0.95, "--confidence", help="Coverage of the bootstrap intervals."),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, json or latex (booktabs)."),
-    output: Path | None = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
-    per_topic: Path | None = typer.Option(
+    output: opt.ReportPath = None,
+    per_topic: OptionalOutputPath = typer.Option(
         None,
         "--per-topic",
         help="Also write each topic's Spearman and Kendall between the runs' orderings (TSV: "
         "condition, measure, query, runs, spearman, kendall; query 'all' = run level).",
     ),
-    plot: Path | None = typer.Option(
+    plot: OptionalOutputPath = typer.Option(
         None,
         "--plot",
         help="Draw the figure (.png, .svg or .pdf): the scatter of evaluation vs reference (runs "
@@ -87,8 +77,8 @@ def meta_command(
         help="Compare two ASSIGNED files instead: 3x3 support/partial_support/not_support matrix "
         "(rows: the first file, columns: the second) with shares and counts.",
     ),
-    query: list[str] = QUERY,
-    queries: Path | None = QUERIES,
+    query: opt.QueryIds = None,
+    queries: opt.QueriesFile = None,
 ) -> None:
     """How well an evaluation agrees with a reference: Kendall's tau three ways, as the papers do.
 
@@ -110,22 +100,17 @@ def meta_command(
 
         plot_format(plot)  # a bad suffix or a missing matplotlib fails before any file is read
         require_matplotlib()
-    chosen = selection(query, queries)
+    chosen = opt.selection(query, queries)
     if confusion:
         _confusion(evaluations, reference, measures, per_topic, label_runs, fmt, output, plot, chosen)
         return
     if not reference:
         raise UserError("--reference: give the reference evaluation (or use --confusion)")
     from rubric.evaluate.meta import meta_evaluate
-    from rubric.evaluate.score_tables import read_score_table
+    from rubric.evaluate.score_tables import read_conditions, read_reference
 
-    labelled = [_labelled(r) for r in reference]
-    named = len(labelled) == 1 or labelled[0][0] != reference[0]  # one file, or NAME= given
-    ref = read_score_table([p for _, p in labelled], source=labelled[0][0] if named else None)
-    conditions = []
-    for arg in evaluations:
-        name, path = _labelled(arg)
-        conditions.append((name, read_score_table(path, source=name)))
+    ref = read_reference(reference)
+    conditions = read_conditions(evaluations)
     report = meta_evaluate(
         conditions,
         ref,
@@ -151,14 +136,14 @@ def meta_command(
 
 
 def _confusion(evaluations, reference, measures, per_topic, label_runs, fmt, output, plot, chosen) -> None:
-    for opt, val in (("--reference", reference), ("-m", measures), ("--per-topic", per_topic)):
+    for option, val in (("--reference", reference), ("-m", measures), ("--per-topic", per_topic)):
         if val:
-            raise UserError(f"{opt}: not used with --confusion")
+            raise UserError(f"{option}: not used with --confusion")
     if label_runs:
         raise UserError("--label-runs: not used with --confusion")
     if len(evaluations) != 2:
         raise UserError(f"--confusion: give two ASSIGNED files (automatic, manual), got {len(evaluations)}")
-    from rubric.evaluate.assignment_agreement import LABELS, assignment_confusion
+    from rubric.evaluate.assignment_agreement import assignment_confusion
 
     result = assignment_confusion(evaluations[0], evaluations[1], chosen)
     emit(result.render(fmt), output)
@@ -169,16 +154,7 @@ def _confusion(evaluations, reference, measures, per_topic, label_runs, fmt, out
             f"{result.only_second} in {evaluations[1]}"
         )
     if plot is not None:
-        from rubric.plots.heatmap import CountMatrix, count_heatmaps
+        from rubric.plots.heatmap import assignment_heatmap
 
-        panel = CountMatrix(
-            title="nugget assignment",
-            row_labels=list(LABELS),
-            col_labels=list(LABELS),
-            counts=result.matrix(),
-            row_title=result.first,
-            col_title=result.second,
-            cells=[[result.cell_text(a, b) for b in LABELS] for a in LABELS],
-        )
-        count_heatmaps([panel], plot)
+        assignment_heatmap(result, plot)
         info(f"wrote {plot}")

@@ -6,17 +6,16 @@ register them: ``app.command("assign")(assign_command)``, ``app.command("nuggets
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
 
-from rubric.cli import llm_options as lo
-from rubric.cli.common import info
-from rubric.cli.query_options import QUERIES, QUERY, note_absent, selection
+from rubric.cli import options as opt
+from rubric.cli.common import OptionalOutputPath, OutputPath, info
 from rubric.errors import UserError
 
 
+@opt.option_groups
 def assign_command(
     answers: list[Path] = typer.Argument(
         ...,
@@ -33,22 +32,12 @@ def assign_command(
     prompt: str = typer.Option(
         "AutoNuggetizerAssign", "--prompt", help="Assignment prompt name or TOML file."
     ),
-    prompt_file: list[Path] = typer.Option(None, "--prompt-file", help="Extra TOML prompt file(s)."),
+    prompt_file: opt.PromptFiles = None,
     batch: int = typer.Option(10, "--batch", help="Nuggets per LLM call (the paper uses at most 10)."),
-    output: Path = typer.Option(..., "--output", "-o", help="ASSIGNED file to write (.jsonl or .jsonl.gz)."),
-    parse_retries: int = lo.PARSE_RETRIES,
-    model: str = lo.MODEL,
-    base_url: str = lo.BASE_URL,
-    api_key_file: Path = lo.API_KEY_FILE,
-    concurrency: int = lo.CONCURRENCY,
-    rpm: float = lo.RPM,
-    max_retries: int = lo.MAX_RETRIES,
-    retry_base: float = lo.RETRY_BASE,
-    timeout: float = lo.TIMEOUT,
-    temperature: float = lo.TEMPERATURE,
-    max_tokens: int = lo.MAX_TOKENS,
-    cache: Path = lo.CACHE,
-    no_cache: bool = lo.NO_CACHE,
+    output: OutputPath = typer.Option(
+        ..., "--output", "-o", help="ASSIGNED file to write (.jsonl or .jsonl.gz)."
+    ),
+    llm: opt.ChatOptions = ...,
 ) -> None:
     """Listwise nugget assignment: support / partial_support / not_support per nugget and answer.
 
@@ -59,33 +48,18 @@ def assign_command(
     """
     from rubric.data.jsonl import read_bank, write_json_lines
     from rubric.data.queries import read_queries
-    from rubric.grading.assign import assign, read_system_answers
+    from rubric.grading.assign import assign, read_answers_to_assign
     from rubric.grading.prompts import get_prompt
 
-    lo.at_least("--batch", batch, 1)
-    lo.check_options(
-        concurrency, rpm, max_retries, retry_base, timeout, temperature, max_tokens, parse_retries
-    )
-    system_answers = [a for path in answers for a in read_system_answers(path)]
-    seen: set[tuple[str, str]] = set()
-    for a in system_answers:
-        if (a.run_id, a.query_id) in seen:
-            raise UserError(
-                f"run {a.run_id} answers query {a.query_id} twice in {', '.join(map(str, answers))}"
-            )
-        seen.add((a.run_id, a.query_id))
+    opt.at_least("--batch", batch, 1)
+    llm.check()
     banks = list(read_bank(bank))
-    with_nuggets = {b.query_id for b in banks if b.items}
-    if not any(a.query_id in with_nuggets for a in system_answers):
-        raise UserError(f"--bank {bank}: none of the answered queries has nuggets in the bank")
+    system_answers = read_answers_to_assign(answers, banks, bank)
     chosen = get_prompt(prompt, prompt_file)
-    backend, responses = lo.openai_backend(
-        model, base_url, api_key_file, concurrency, rpm, max_retries, retry_base, timeout, temperature,
-        max_tokens, cache, no_cache,
-    )  # fmt: skip
+    backend, responses = opt.backend_from(llm)
     texts = read_queries(queries) if queries else None
     records, failures = assign(
-        system_answers, banks, chosen, backend, batch, parse_retries, texts, cache=responses
+        system_answers, banks, chosen, backend, batch, llm.parse_retries, texts, cache=responses
     )
     write_json_lines(output, records)
     skipped = len(system_answers) - len(records)
@@ -93,18 +67,18 @@ def assign_command(
     info(f"wrote {len(records)} assignments ({runs} runs, {nq} queries) to {output}")
     if skipped:
         info(f"skipped {skipped} answers of queries without nuggets in {bank}")
-    lo.report_llm(backend)
-    lo.report_failures(failures, "assignment batches")
+    opt.report_llm(backend)
+    opt.report_failures(failures, "assignment batches")
 
 
 def nuggets_command(
     assigned: Path = typer.Argument(..., help="ASSIGNED file from `rubric grade assign`."),
-    output: Path = typer.Option(
+    output: OptionalOutputPath = typer.Option(
         None, "--output", "-o", help="Also write the per-(run, query) scores here (TSV)."
     ),
-    fmt: str = typer.Option("tsv", "--format", help="Leaderboard format on stdout: tsv or json."),
-    query: list[str] = QUERY,
-    queries: Path | None = QUERIES,
+    fmt: str = typer.Option("tsv", "--format", help="Leaderboard format on stdout: tsv, json or latex."),
+    query: opt.QueryIds = None,
+    queries: opt.QueriesFile = None,
 ) -> None:
     """Nugget scores per run: V_strict, V_partial, A_strict, A_partial (mean over queries, stderr).
 
@@ -113,48 +87,14 @@ def nuggets_command(
 
     Example: rubric evaluate nuggets assigned.jsonl.gz -o per-query.tsv
     """
-    from rubric.data.files import open_output
-    from rubric.evaluate.nuggets import MEASURES, aggregate, read_assigned
+    from rubric.data.files import write_output
+    from rubric.evaluate.nuggets import nugget_scores
 
-    if fmt not in ("tsv", "json"):
-        raise UserError(f"--format: expected tsv or json, got {fmt!r}")
-    chosen = selection(query, queries)
-    scored = read_assigned(assigned)
-    note_absent(chosen.check_present([s.query_id for s in scored], str(assigned)), str(assigned), "selected")
-    rows, runs = aggregate(list(chosen.select(scored, lambda s: s.query_id)))
-
-    def num(v: float | None) -> str:
-        return "" if v is None else f"{v:.4f}"
-
+    if fmt not in ("tsv", "json", "latex"):
+        raise UserError(f"--format: expected tsv, json or latex, got {fmt!r}")
+    report = nugget_scores(assigned, opt.selection(query, queries))
     if output is not None:
-        with open_output(output) as f:
-            f.write("\t".join(["run", "query", *MEASURES, "nuggets", "vital", "answered"]) + "\n")
-            for r in rows:
-                values = [num(r.scores[m]) for m in MEASURES]
-                f.write(
-                    "\t".join(
-                        [r.run_id, r.query_id, *values, str(r.nuggets), str(r.vital), str(int(not r.missing))]
-                    )
-                )
-                f.write("\n")
-    if fmt == "json":
-        for r in runs:
-            entries = [
-                {
-                    "run": r.run_id,
-                    "measure": m,
-                    "value": r.means[m],
-                    "stderr": r.stderrs[m],
-                    "n_queries": r.counts[m],
-                }
-                for m in MEASURES
-            ]
-            typer.echo(json.dumps(entries))
-    else:
-        typer.echo("\t".join(["run", "measure", "value", "stderr", "n_queries"]))
-        for r in runs:
-            for m in MEASURES:
-                typer.echo("\t".join([r.run_id, m, num(r.means[m]), num(r.stderrs[m]), str(r.counts[m])]))
-    for r in runs:
-        if r.missing_queries:
-            info(f"run {r.run_id}: no answer for {len(r.missing_queries)} queries (scored 0)")
+        write_output(output, report.per_query_tsv())
+    write_output(None, report.render(fmt))
+    for note in report.notes:
+        info(note)

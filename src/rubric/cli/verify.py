@@ -7,8 +7,8 @@ from pathlib import Path
 
 import typer
 
-from rubric.cli.common import info, phase_app
-from rubric.cli.query_options import QUERIES, QUERY, note_absent, selection
+from rubric.cli import options as opt
+from rubric.cli.common import OptionalOutputPath, OutputPath, info, phase_app
 
 app = phase_app(
     "Check the grader and the bank: grades with answers, grids, uncovered relevant passages, "
@@ -31,14 +31,9 @@ DL_JUDGMENT_HINT = (
     "1 (trec_eval's default level) counts every judgment above 0; TREC DL passage judgments are "
     "0-3 and the track counts 2 and up as relevant (1 means 'related'), so use 2 there."
 )
-LLM_OPT = typer.Option(None, "--llm", help="LLM of the grades (default: the only one with that prompt).")
-TYPE_OPT = typer.Option(
-    None, "--prompt-type", help="question, nugget or direct (default: any, if that is unambiguous)."
-)
 BANK_OPT = typer.Option(
     None, "--bank", "-b", help="Test bank(s) to show item texts next to ids (repeatable; default: none)."
 )
-OUT_OPT = typer.Option(None, "--output", "-o", help="Write the report here (atomically) instead of stdout.")
 ANSWER_OPT = typer.Option(
     "auto",
     "--answer-prompt",
@@ -69,7 +64,7 @@ def _matrix(
     from rubric.verify.matrix import open_matrix
 
     m = open_matrix(source, GradeFilter(prompt_class, llm, prompt_type), answer_prompt=answer)
-    note_absent(m.absent, source.source, "selected")
+    opt.note_absent(m.absent, source.source, "selected")
     if items and m.direct:
         raise UserError(f"{source.source}: {m.kind.prompt_class} is a direct prompt; it grades no items")
     return m
@@ -92,14 +87,14 @@ ROW_FORMATS = ("tsv", "csv", "md")
 
 def _check_format(fmt: str, allowed: tuple[str, ...] = ROW_FORMATS) -> None:
     """Checked before any file is read, so a typo fails at once."""
-    from rubric.verify.table import check_format
+    from rubric.data.table import check_format
 
     check_format(fmt, allowed)
 
 
 def _emit(tables, fmt: str, output: Path | None) -> None:
     """Write tables as they come (a report over a huge file streams)."""
-    from rubric.verify.table import emit_tables
+    from rubric.data.table import emit_tables
 
     emit_tables(tables, fmt, output)
 
@@ -109,16 +104,16 @@ def grading_command(
     graded: Path = typer.Argument(..., help=GRADED_HELP),
     prompt_class: str | None = _prompt_opt("--rating-prompt", "--prompt-class", "-p"),
     answer_prompt: str = ANSWER_OPT,
-    llm: str | None = LLM_OPT,
-    prompt_type: str | None = TYPE_OPT,
+    llm: opt.Llm = None,
+    prompt_type: opt.PromptType = None,
     bank: list[Path] = BANK_OPT,
     width: int = typer.Option(
         120, "--width", min=0, help="Cut answers and passage texts to this many characters (0: all)."
     ),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, csv or md (Markdown)."),
-    output: Path | None = OUT_OPT,
-    query: list[str] = QUERY,
-    queries: Path | None = QUERIES,
+    output: opt.ReportPath = None,
+    query: opt.QueryIds = None,
+    queries: opt.QueriesFile = None,
 ) -> None:
     """Per item, every passage's grade with the extracted answer, highest grade first.
 
@@ -133,7 +128,7 @@ def grading_command(
 
     texts = _texts(bank)
     counts: Counter[str] = Counter()
-    with _open(graded, selection(query, queries)) as source:
+    with _open(graded, opt.selection(query, queries)) as source:
         m = _matrix(source, prompt_class, llm, prompt_type, answer_prompt)
         _emit([grading_table(m, texts, width, counts)], fmt, output)
         _left_out(m, source)
@@ -145,17 +140,17 @@ def grid_command(
     graded: Path = typer.Argument(..., help=GRADED_HELP),
     prompt_class: str | None = _prompt_opt("--prompt-class", "--rating-prompt", "-p"),
     answer_prompt: str = ANSWER_OPT,
-    llm: str | None = LLM_OPT,
-    prompt_type: str | None = TYPE_OPT,
+    llm: opt.Llm = None,
+    prompt_type: opt.PromptType = None,
     bank: list[Path] = BANK_OPT,
     answers: bool = typer.Option(
         True, "--answers/--no-answers", help="Cells 'grade: answer' (default) or just the grade."
     ),
     width: int = typer.Option(60, "--width", min=0, help="Cut answers to this many characters (0: all)."),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, csv or md; one table per query."),
-    output: Path | None = OUT_OPT,
-    query: list[str] = QUERY,
-    queries: Path | None = QUERIES,
+    output: opt.ReportPath = None,
+    query: opt.QueryIds = None,
+    queries: opt.QueriesFile = None,
 ) -> None:
     """Per query, a passages x items grid of grades and answers (columns: short item ids).
 
@@ -170,7 +165,7 @@ def grid_command(
     _check_format(fmt)
 
     texts = _texts(bank)
-    with _open(graded, selection(query, queries)) as source:
+    with _open(graded, opt.selection(query, queries)) as source:
         m = _matrix(source, prompt_class, llm, prompt_type, answer_prompt)
         _emit(grid_tables(m, texts, answers=answers, width=width), fmt, output)
         _left_out(m, source)
@@ -191,15 +186,15 @@ def uncovered_command(
         4, "--min-grade", "-t", min=0, max=5, help="An item covers a passage from this grade."
     ),
     prompt_class: str | None = _prompt_opt("--prompt-class", "-p"),
-    llm: str | None = LLM_OPT,
-    prompt_type: str | None = TYPE_OPT,
+    llm: opt.Llm = None,
+    prompt_type: opt.PromptType = None,
     width: int = typer.Option(
         200, "--width", min=0, help="Cut passage texts to this many characters (0: all)."
     ),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, csv or md."),
-    output: Path | None = OUT_OPT,
-    query: list[str] = QUERY,
-    queries: Path | None = QUERIES,
+    output: opt.ReportPath = None,
+    query: opt.QueryIds = None,
+    queries: opt.QueriesFile = None,
 ) -> None:
     """Passages judged relevant whose best grade is below the threshold: what the bank misses.
 
@@ -209,7 +204,7 @@ def uncovered_command(
 
     _check_format(fmt)
 
-    with _open(graded, selection(query, queries)) as source:
+    with _open(graded, opt.selection(query, queries)) as source:
         m = _matrix(source, prompt_class, llm, prompt_type, "rating")
         table = uncovered_table(m, min_judgment, min_grade, width)
         _emit([table], fmt, output)
@@ -227,14 +222,14 @@ def spurious_command(
         4, "--min-grade", "-t", min=0, max=5, help="A grade from this level counts as high."
     ),
     prompt_class: str | None = _prompt_opt("--prompt-class", "-p"),
-    llm: str | None = LLM_OPT,
-    prompt_type: str | None = TYPE_OPT,
+    llm: opt.Llm = None,
+    prompt_type: opt.PromptType = None,
     bank: list[Path] = BANK_OPT,
     top: int = typer.Option(0, "--top", "-n", min=0, help="Show only the first N items (0: all)."),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, csv or md."),
-    output: Path | None = OUT_OPT,
-    query: list[str] = QUERY,
-    queries: Path | None = QUERIES,
+    output: opt.ReportPath = None,
+    query: opt.QueryIds = None,
+    queries: opt.QueriesFile = None,
 ) -> None:
     """Items ranked by how many passages judged non-relevant they grade high (counts per item).
 
@@ -245,7 +240,7 @@ def spurious_command(
     _check_format(fmt)
 
     texts = _texts(bank)
-    with _open(graded, selection(query, queries)) as source:
+    with _open(graded, opt.selection(query, queries)) as source:
         m = _matrix(source, prompt_class, llm, prompt_type, "rating", items=True)
         table = spurious_table(m, max_judgment, min_grade, texts, top)
         _left_out(m, source)
@@ -269,14 +264,10 @@ def agreement_command(
         "-p",
         help="Prompt class(es) to compare (repeatable: one set of tables each; default: the only one).",
     ),
-    llm: str | None = LLM_OPT,
-    prompt_type: str | None = TYPE_OPT,
-    label: str = typer.Option(
-        "max", "--label", help="Passage label from item grades: max, count (items >= --min-grade) or nth:M."
-    ),
-    min_grade: int = typer.Option(
-        1, "--min-grade", min=0, max=5, help="Item grade that counts for --label count."
-    ),
+    llm: opt.Llm = None,
+    prompt_type: opt.PromptType = None,
+    label: opt.Label = "max",
+    min_grade: opt.CountFrom = 1,
     grade_map: str | None = typer.Option(
         None,
         "--map",
@@ -295,7 +286,7 @@ def agreement_command(
         help="Also the original workbench's GRADED and MERGE tables: counts per label set and a "
         "one-vs-rest Cohen's kappa per row (RUBRIC Table 5).",
     ),
-    plot: Path | None = typer.Option(
+    plot: OptionalOutputPath = typer.Option(
         None,
         "--plot",
         help="Draw the grade x judgment counts as a heatmap (.png, .svg or .pdf; one panel per "
@@ -308,9 +299,9 @@ def agreement_command(
         "apply`: kappa of the LLM against each reviewer and between reviewers, on the cells both graded.",
     ),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, md or latex (booktabs)."),
-    output: Path | None = OUT_OPT,
-    query: list[str] = QUERY,
-    queries: Path | None = QUERIES,
+    output: opt.ReportPath = None,
+    query: opt.QueryIds = None,
+    queries: opt.QueriesFile = None,
 ) -> None:
     """Grade x judgment counts, binarised tables for every grade threshold, Cohen's kappa.
 
@@ -323,12 +314,10 @@ def agreement_command(
     Example: rubric verify agreement graded.jsonl.gz --min-relevant-judgment 2
     --prompt-class QuestionSelfRatedUnanswerablePromptWithChoices --format latex
     """
-    from collections import Counter
-
-    from rubric.data.trec import read_qrels
     from rubric.errors import UserError
     from rubric.evaluate.labels import LabelRule
     from rubric.verify.agreement import Agreement, GradeMap
+    from rubric.verify.sides import graded_sides, qrels_cells, qrels_side, stored_judgments
 
     _check_format(fmt, ("tsv", "md", "latex"))
     if plot is not None:
@@ -349,41 +338,30 @@ def agreement_command(
         return
     rule = LabelRule.parse(label, min_grade)
     mapping = GradeMap.parse(grade_map) if grade_map else None
-    chosen = selection(query, queries)
+    chosen = opt.selection(query, queries)
 
-    def pairs_of(path: Path) -> dict[tuple[str, str], int]:
-        """A qrels file's (query, docid) labels, of the selected queries only."""
-        found = read_qrels(path)
-        note_absent(chosen.check_present(found, str(path)), str(path), "selected")
-        return {(q, d): r for q, docs in chosen.restrict(found).items() for d, r in docs.items()}
+    def cells_of(path: Path) -> dict[tuple[str, str], int]:
+        found, absent = qrels_cells(path, chosen)
+        opt.note_absent(absent, str(path), "selected")
+        return found
 
-    human: dict[tuple[str, str], int] | None = None
-    if judgments_file is not None:
-        human = pairs_of(judgments_file)
-    sides: list[tuple[str, Counter[tuple[int, int]]]] = []
+    human = cells_of(judgments_file) if judgments_file is not None else None
     if labels is not None:
         if prompt_class:
             raise UserError("--prompt-class: not used with --labels (the qrels are the labels)")
-        side = pairs_of(labels)
+        side = cells_of(labels)
         if human is None:
             if graded is None:
                 raise UserError("--labels: give GRADED (for its judgments) or --judgments QRELS")
-            human = {}
             with _open(graded, chosen) as source:
-                for q in source.queries():
-                    for p in q.passages:
-                        if (j := p.judgment(q.query_id)) is not None:
-                            human[(q.query_id, p.paragraph_id)] = j
-        counts: Counter[tuple[int, int]] = Counter(
-            (mapping(lab) if mapping else lab, human[key]) for key, lab in side.items() if key in human
-        )
-        sides.append((labels.name, counts))
+                human = stored_judgments(source)
+        sides = [qrels_side(labels.name, side, human, mapping)]
     else:
         if graded is None:
             raise UserError("GRADED: missing; give a graded passages file (or --labels and --judgments)")
         with _open(graded, chosen) as source:
-            note_absent(source.absent(), str(graded), "selected")
-            sides = _graded_sides(source, prompt_class or [None], llm, prompt_type, rule, mapping, human)
+            opt.note_absent(source.absent(), str(graded), "selected")
+            sides = graded_sides(source, prompt_class or [None], llm, prompt_type, rule, mapping, human)
     tables = []
     agreements = []
     for name, counts in sides:
@@ -396,11 +374,7 @@ def agreement_command(
             from rubric.verify.one_vs_rest import original_tables
 
             tables.extend(original_tables(ag))
-        best = max(ag.thresholds(), key=lambda t: (ag.binary(t).kappa, -t))
-        info(
-            f"{name}: {ag.n} passages; best binarised kappa {ag.binary(best).kappa:.4f} at grade >= {best} "
-            f"vs judgment >= {min_relevant}; multiclass kappa {ag.multiclass_kappa():.4f}"
-        )
+        info(ag.summary())
     _emit(tables, fmt, output)
     if plot is not None:
         from rubric.plots.heatmap import count_heatmaps
@@ -409,43 +383,13 @@ def agreement_command(
         info(f"wrote {plot}")
 
 
-def _graded_sides(source, prompt_classes, llm, prompt_type, rule, mapping, human):
-    """Per prompt class, the (label, judgment) counts of the graded file, read once, query by query.
-
-    Judgments are those of ``human`` (a qrels file) or else of the passages the first prompt
-    class grades.
-    """
-    from collections import Counter
-
-    from rubric.data.select import GradeFilter, resolve_kind
-    from rubric.verify.matrix import query_grades, query_judgments, query_labels
-
-    kinds = [
-        resolve_kind(source.survey.kinds, GradeFilter(pc, llm, prompt_type), source.source)
-        for pc in prompt_classes
-    ]
-    counts: list[Counter[tuple[int, int]]] = [Counter() for _ in kinds]
-    for q in source.queries():
-        judged = human
-        for kind, found in zip(kinds, counts, strict=True):
-            row, _ = query_grades(q, kind, None)
-            if judged is None:
-                judged = query_judgments(row) if row is not None else {}
-            if row is None:
-                continue
-            for key, lab in query_labels(row, kind.prompt_type == "direct", rule):
-                if key in judged:
-                    found[(mapping(lab) if mapping else lab, judged[key])] += 1
-    return [(kind.prompt_class, found) for kind, found in zip(kinds, counts, strict=True)]
-
-
 def _reviewer_agreement(graded, prompt_class, llm, prompt_type, query, queries, fmt, output) -> None:
     """`verify agreement --reviews`: the LLM against each reviewer, and reviewers against each other."""
     from rubric.data.select import GradeFilter
     from rubric.verify.reviewers import agreement_tables, rater_counts
 
-    with _open(graded, selection(query, queries)) as source:
-        note_absent(source.absent(), str(graded), "selected")
+    with _open(graded, opt.selection(query, queries)) as source:
+        opt.note_absent(source.absent(), str(graded), "selected")
         kind, raters = rater_counts(source, GradeFilter(prompt_class, llm, prompt_type))
     tables = agreement_tables(raters)
     for row in tables[0].rows:
@@ -460,21 +404,17 @@ def impact_command(
     bank_before: Path = typer.Option(..., "--bank-before", "-a", help="The bank before the edit."),
     bank_after: Path = typer.Option(..., "--bank-after", "-b", help="The bank after the edit."),
     prompt_class: str | None = _prompt_opt("--prompt-class", "-p"),
-    llm: str | None = LLM_OPT,
-    prompt_type: str | None = TYPE_OPT,
-    label: str = typer.Option(
-        "max", "--label", help="Passage label from item grades: max, count (items >= --min-grade) or nth:M."
-    ),
-    min_grade: int = typer.Option(
-        1, "--min-grade", min=0, max=5, help="Item grade that counts for --label count."
-    ),
-    needs_grading: Path | None = typer.Option(
+    llm: opt.Llm = None,
+    prompt_type: opt.PromptType = None,
+    label: opt.Label = "max",
+    min_grade: opt.CountFrom = 1,
+    needs_grading: OptionalOutputPath = typer.Option(
         None, "--needs-grading", help="Also write the new bank's items that still need grading as a bank."
     ),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, csv or md."),
-    output: Path | None = OUT_OPT,
-    query: list[str] = QUERY,
-    queries: Path | None = QUERIES,
+    output: opt.ReportPath = None,
+    query: opt.QueryIds = None,
+    queries: opt.QueriesFile = None,
 ) -> None:
     """Which passages change label (and by how much) when the bank is edited, without regrading.
 
@@ -490,7 +430,7 @@ def impact_command(
 
     _check_format(fmt)
     rule = LabelRule.parse(label, min_grade)
-    chosen = selection(query, queries)
+    chosen = opt.selection(query, queries)
     before = list(chosen.select(read_bank(bank_before), lambda b: b.query_id))
     after = list(chosen.select(read_bank(bank_after), lambda b: b.query_id))
     with _open(graded, chosen) as source:
@@ -507,11 +447,11 @@ def impact_command(
 @app.command("html")
 def html_command(
     graded: Path = typer.Argument(..., help=GRADED_HELP),
-    output: Path = typer.Option(..., "--output", "-o", help="HTML file to write."),
+    output: OutputPath = typer.Option(..., "--output", "-o", help="HTML file to write."),
     prompt_class: str | None = _prompt_opt("--prompt-class", "--rating-prompt", "-p"),
     answer_prompt: str = ANSWER_OPT,
-    llm: str | None = LLM_OPT,
-    prompt_type: str | None = TYPE_OPT,
+    llm: opt.Llm = None,
+    prompt_type: opt.PromptType = None,
     bank: list[Path] = BANK_OPT,
     min_grade: int = typer.Option(
         4, "--min-grade", "-t", min=0, max=5, help="Initial grade threshold of the filters."
@@ -532,8 +472,8 @@ def html_command(
         help="Initial spurious-item rule: graded >= --min-grade on this many passages judged non-relevant.",
     ),
     title: str = typer.Option("rubric verify", "--title", help="Page title."),
-    query: list[str] = QUERY,
-    queries: Path | None = QUERIES,
+    query: opt.QueryIds = None,
+    queries: opt.QueriesFile = None,
 ) -> None:
     """One self-contained HTML review page: per query a colour-scaled passages x items grid.
 
@@ -553,7 +493,7 @@ def html_command(
     from rubric.verify.review import file_sha256
 
     texts = _texts(bank)
-    with _open(graded, selection(query, queries)) as source:
+    with _open(graded, opt.selection(query, queries)) as source:
         m = _matrix(source, prompt_class, llm, prompt_type, answer_prompt)
         with open_output(output) as out:
             n_queries, n_passages = write_page(
@@ -579,12 +519,12 @@ def apply_command(
         help="REVIEW.json [REVIEW2.json ...] GRADED: review files exported by the review page, "
         "then the graded passages file they review.",
     ),
-    output: Path = typer.Option(
+    output: OutputPath = typer.Option(
         ..., "--output", "-o", help="Graded file to write, with the HumanReview grades."
     ),
     bank: Path | None = typer.Option(None, "--bank", help="Bank to apply the reviewers' item edits to."),
-    bank_out: Path | None = typer.Option(None, "--bank-out", help="Where to write the edited bank."),
-    summary: Path | None = typer.Option(
+    bank_out: OptionalOutputPath = typer.Option(None, "--bank-out", help="Where to write the edited bank."),
+    summary: OptionalOutputPath = typer.Option(
         None, "--summary", help="Also write a JSON summary: reviewers, counts, conflicts, notes."
     ),
     force: bool = typer.Option(
@@ -611,6 +551,7 @@ def apply_command(
         apply_reviews,
         check_bank_edits,
         check_sources,
+        closing_lines,
         summary_json,
     )
     from rubric.verify.review import file_sha256, read_reviews
@@ -645,19 +586,10 @@ def apply_command(
         info(f"wrote {bank_out}: {edits.added} added, {edits.removed} removed, {edits.rewritten} rewritten")
     elif reviews.bank_edits:
         info(f"warning: {len(reviews.bank_edits)} item edits not applied; give --bank and --bank-out")
-    for c in report.conflicts[:20]:
-        info(c.line())
-    if len(report.conflicts) > 20:
-        info(f"... {len(report.conflicts) - 20} more conflicts" + (f" in {summary}" if summary else ""))
-    if report.conflicts:
-        info(f"{len(report.conflicts)} cells graded differently by reviewers (each reviewer's grade is kept)")
-    for note in reviews.notes[:20]:
-        info(f"note {note.reviewer} {note.where}: {note.text}")
-    if len(reviews.notes) > 20:
-        info(f"... {len(reviews.notes) - 20} more notes" + (f" in {summary}" if summary else ""))
+    for line in closing_lines(reviews, report, summary):
+        info(line)
     if summary is not None:
-        from rubric.data.files import atomic_write
+        from rubric.data.files import write_output
 
-        with atomic_write(summary) as f:
-            f.write(summary_json(reviews, report, edits))
+        write_output(summary, summary_json(reviews, report, edits))
         info(f"wrote {summary}")

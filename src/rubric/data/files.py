@@ -544,9 +544,10 @@ def open_output(
 atomic_write = open_output
 
 
-def write_output(path: PathLike, text: str, *, inputs: Iterable[PathLike] = ()) -> None:
-    """Write a whole text (a report) to ``path`` by the output rule."""
-    with open_output(path, inputs=inputs) as f:
+def write_output(path: PathLike | None, text: str, *, inputs: Iterable[PathLike] = ()) -> None:
+    """Write a whole text (a report) to ``path`` by the output rule; ``None`` (no ``-o``) is
+    standard output, as ``-`` is. The one way every report reaches a file or the terminal."""
+    with open_output(STDIO if path is None else path, inputs=inputs) as f:
         f.write(text)
 
 

@@ -42,7 +42,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from rubric.data.files import PathLike, iter_lines, rereadable
-from rubric.data.jsonl import describe_validation_error, parse_json_line
+from rubric.data.json_line import describe_validation_error, parse_json_line
 from rubric.data.models import FullParagraphData, QueryWithFullParagraphList
 from rubric.data.query_selection import QuerySelection
 from rubric.data.select import DIRECT, GradeKind

@@ -20,37 +20,11 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from rubric.data.files import iter_lines, open_output, rereadable
+from rubric.data.json_line import describe_validation_error, parse_json_line
 from rubric.data.models import FullParagraphData, QueryWithFullParagraphList, TestBank
 from rubric.errors import UserError
 
 T = TypeVar("T")
-
-
-def describe_validation_error(e: ValidationError, prefix: str = "") -> str:
-    """The first problem of a pydantic error as ``field.path: message``."""
-    err = e.errors()[0]
-    loc = prefix
-    for part in err["loc"]:
-        if isinstance(part, int):
-            loc += f"[{part}]"
-        else:
-            loc += f".{part}" if loc else str(part)
-    return f"{loc or 'record'}: {err['msg']}"
-
-
-def _not_json(name: str) -> Any:
-    """``json.loads`` accepts ``NaN`` and ``Infinity``; they are not JSON, and no score is either."""
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def parse_json_line(path: str | Path, line_no: int, line: str) -> Any:
-    """One line of a JSON-lines file; ``NaN``/``Infinity`` and broken JSON are errors at file:line."""
-    try:
-        return json.loads(line, parse_constant=_not_json)
-    except json.JSONDecodeError as e:
-        raise UserError(f"{path}:{line_no}: not valid JSON ({e.msg}, column {e.colno})") from None
-    except ValueError as e:
-        raise UserError(f"{path}:{line_no}: not valid JSON ({e})") from None
 
 
 def iter_json_lines(path: str | Path, name: str | Path | None = None) -> Iterator[tuple[int, Any]]:

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rubric.data.query_selection import QuerySelection
+from rubric.data.table import latex_escape
 from rubric.errors import UserError
-from rubric.evaluate.report import _latex_escape
 
 LABELS = ("support", "partial_support", "not_support")
 SHORT = {"support": "S", "partial_support": "PS", "not_support": "NS"}
@@ -118,14 +118,14 @@ class AssignmentConfusion:
         lines = [
             "\\begin{tabular}{lrrr}",
             "\\toprule",
-            f"{_latex_escape(self.first)} $\\downarrow$ / {_latex_escape(self.second)} $\\rightarrow$ & "
-            + " & ".join(_latex_escape(lab) for lab in LABELS)
+            f"{latex_escape(self.first)} $\\downarrow$ / {latex_escape(self.second)} $\\rightarrow$ & "
+            + " & ".join(latex_escape(lab) for lab in LABELS)
             + " \\\\",
             "\\midrule",
         ]
         for a in LABELS:
             cells = [f"{100 * self.share(a, b):.1f}\\% ({self.count(a, b)})" for b in LABELS]
-            lines.append(_latex_escape(a) + " & " + " & ".join(cells) + " \\\\")
+            lines.append(latex_escape(a) + " & " + " & ".join(cells) + " \\\\")
         lines += ["\\bottomrule", "\\end{tabular}"]
         return "\n".join(lines) + "\n"
 

@@ -45,7 +45,7 @@ class Official:
         return list(rankdata(vals if self.are_ranks else [-v for v in vals], method="average"))
 
 
-OfficialLike = Official | Mapping[str, float] | str | Path
+OfficialLike = Official | Report | Mapping[str, float] | str | Path
 ScoresLike = Mapping[str, float] | Report | str | Path
 
 
@@ -61,6 +61,10 @@ class Correlation:
     @property
     def n(self) -> int:
         return len(self.runs)
+
+    def to_tsv(self) -> str:
+        """``runs spearman kendall``, the correlations to three decimals."""
+        return f"runs\tspearman\tkendall\n{self.n}\t{self.spearman:.3f}\t{self.kendall:.3f}\n"
 
 
 def read_official(path: str | Path, measure: str | None = None) -> Official:
@@ -139,9 +143,12 @@ def read_scores(path: str | Path, measure: str | None = None, text: str | None =
 
 def as_official(official: OfficialLike, measure: str | None = None) -> Official:
     """An official leaderboard from an :class:`Official`, a ``{"run": rank}`` dict (the official
-    JSON's form) or a file (:func:`read_official`)."""
+    JSON's form), a :class:`Report` (its scores of ``measure``, default the first) or a file
+    (:func:`read_official`)."""
     if isinstance(official, Official):
         return official
+    if isinstance(official, Report):
+        return Official(official.values(measure), are_ranks=False, source=official.title)
     if isinstance(official, Mapping):
         return Official({str(k): float(v) for k, v in official.items()}, are_ranks=True)
     return read_official(official, measure)

@@ -29,13 +29,17 @@ from rubric.data.trec import (
 )
 from rubric.evaluate.alpha_ndcg import max_qrels, read_item_qrels
 from rubric.evaluate.measures import Measure, parse_measures
+from rubric.evaluate.qrels import QrelsResult
 from rubric.evaluate.report import Report, Score
 from rubric.evaluate.treceval import Evaluator, QueryValues
 
 RunsLike = Iterable[Run | str | Path] | Mapping[str, RunScores]
 
 
-def load_qrels(qrels: Qrels | str | Path) -> Qrels:
+def load_qrels(qrels: Qrels | QrelsResult | str | Path) -> Qrels:
+    """Qrels from a dict, the result of :func:`~rubric.evaluate.qrels.build_qrels` or a file."""
+    if isinstance(qrels, QrelsResult):
+        return qrels.to_dict()
     return qrels if isinstance(qrels, dict) else read_qrels(qrels)
 
 
@@ -224,11 +228,11 @@ def leaderboard(
     >>> report = leaderboard("qrels.txt", ["runs/"], ["nDCG@10", "AP(rel=2)"], level=1)  # doctest: +SKIP
     >>> print(report.to_tsv())  # doctest: +SKIP
     """
-    done = evaluate(qrels, _expand(runs), measures, level, complete, judged_only, name_from, queries)
+    done = evaluate(qrels, expand_runs(runs), measures, level, complete, judged_only, name_from, queries)
     return report_from(done.results, notes=done.notes)
 
 
-def _expand(runs: RunsLike) -> RunsLike:
+def expand_runs(runs: RunsLike) -> RunsLike:
     """Directories given as runs stand for the files in them."""
     if isinstance(runs, Mapping):
         return runs

@@ -28,8 +28,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from rubric.data.query_selection import QuerySelection
+from rubric.data.table import latex_escape
 from rubric.errors import UserError
-from rubric.evaluate.report import _fmt, _latex_escape
+from rubric.evaluate.report import _fmt
 from rubric.evaluate.score_tables import UNNAMED, ScoreTable
 
 
@@ -392,8 +393,8 @@ class MetaReport:
             lines.append(
                 " & ".join(
                     [
-                        _latex_escape(row.condition),
-                        _latex_escape(row.measure),
+                        latex_escape(row.condition),
+                        latex_escape(row.measure),
                         str(row.runs),
                         str(row.topics),
                         cell(row, "tau_run"),

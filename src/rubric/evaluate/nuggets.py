@@ -14,14 +14,16 @@ counted). A nugget without an assignment (a failed batch) is an error, not a zer
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterator, Sequence
+import json
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rubric.data.jsonl import iter_json_lines
+from rubric.data.query_selection import QuerySelection, absent_note
 from rubric.errors import UserError
+from rubric.evaluate.report import Report, Score, standard_error
 
 MEASURES = ("V_strict", "V_partial", "A_strict", "A_partial")
 CREDIT_STRICT = {"support": 1.0, "partial_support": 0.0, "not_support": 0.0}
@@ -112,16 +114,6 @@ def read_assigned(path: str | Path) -> list[QueryScore]:
     return out
 
 
-def _mean_stderr(values: list[float]) -> tuple[float | None, float | None]:
-    if not values:
-        return None, None
-    mean = sum(values) / len(values)
-    if len(values) < 2:
-        return mean, None
-    var = sum((v - mean) ** 2 for v in values) / (len(values) - 1)
-    return mean, math.sqrt(var / len(values))
-
-
 def aggregate(scores: list[QueryScore]) -> tuple[list[QueryScore], list[RunScore]]:
     """Per-query scores (with zeros for missing answers) and per-run means, best V_strict first."""
     queries = list(dict.fromkeys(s.query_id for s in scores))
@@ -143,9 +135,93 @@ def aggregate(scores: list[QueryScore]) -> tuple[list[QueryScore], list[RunScore
         rows.extend(run_rows)
         means, stderrs, counts = {}, {}, {}
         for m in MEASURES:
-            values = [r.scores[m] for r in run_rows if r.scores[m] is not None]
-            means[m], stderrs[m] = _mean_stderr(values)  # type: ignore[arg-type]
+            values = [v for r in run_rows if (v := r.scores[m]) is not None]
+            means[m] = sum(values) / len(values) if values else None
+            stderrs[m] = standard_error(values) if len(values) > 1 else None
             counts[m] = len(values)
         summaries.append(RunScore(run, means, stderrs, counts, missing))
     summaries.sort(key=lambda r: -(r.means["V_strict"] if r.means["V_strict"] is not None else -1.0))
     return rows, summaries
+
+
+@dataclass
+class NuggetReport(Report):
+    """Nugget scores as a :class:`~rubric.evaluate.report.Report` (TSV, JSON, LaTeX, ``values``),
+    runs best V_strict first, with the per-(run, query) rows behind them (:meth:`per_query_tsv`).
+
+    A measure undefined for a run (no query with vital nuggets) has the value NaN; its JSON
+    rendering, one array per run as JSON lines, writes it as ``null``.
+    """
+
+    rows: list[QueryScore] = field(default_factory=list)
+    runs_scored: list[RunScore] = field(default_factory=list)
+
+    def sort(self) -> None:
+        """Kept as :func:`aggregate` orders the runs (best V_strict first, ties in file order)."""
+
+    def to_json(self, per_query: bool = False) -> str:
+        lines = []
+        for r in self.runs_scored:
+            entries = [
+                {
+                    "run": r.run_id,
+                    "measure": m,
+                    "value": r.means[m],
+                    "stderr": r.stderrs[m],
+                    "n_queries": r.counts[m],
+                }
+                for m in MEASURES
+            ]
+            lines.append(json.dumps(entries) + "\n")
+        return "".join(lines)
+
+    def per_query_tsv(self, digits: int = 4) -> str:
+        """``run query V_strict V_partial A_strict A_partial nuggets vital answered``, a line per
+        (run, query); an undefined score is empty, a missing answer scores 0 with answered 0."""
+
+        def num(v: float | None) -> str:
+            return "" if v is None else f"{v:.{digits}f}"
+
+        lines = ["\t".join(["run", "query", *MEASURES, "nuggets", "vital", "answered"])]
+        for r in self.rows:
+            values = [num(r.scores[m]) for m in MEASURES]
+            lines.append(
+                "\t".join(
+                    [r.run_id, r.query_id, *values, str(r.nuggets), str(r.vital), str(int(not r.missing))]
+                )
+            )
+        return "\n".join(lines) + "\n"
+
+
+def nugget_scores(
+    assigned: str | Path, queries: QuerySelection | Iterable[str] | None = None
+) -> NuggetReport:
+    """The nugget scores of the runs of an ASSIGNED file (from ``rubric grade assign``), over the
+    selected ``queries`` (default: all of the file's); notes say which selected queries the file
+    lacks and which runs miss answers (scored 0)."""
+    chosen = QuerySelection.of(queries)
+    scored = read_assigned(assigned)
+    notes = []
+    if line := absent_note(
+        chosen.check_present([s.query_id for s in scored], str(assigned)), str(assigned), "selected"
+    ):
+        notes.append(line)
+    rows, runs = aggregate(list(chosen.select(scored, lambda s: s.query_id)))
+    scores = [
+        Score(
+            run=r.run_id,
+            measure=m,
+            value=float("nan") if r.means[m] is None else r.means[m],
+            per_query={
+                q.query_id: v for q in rows if q.run_id == r.run_id and (v := q.scores[m]) is not None
+            },
+        )
+        for r in runs
+        for m in MEASURES
+    ]
+    notes += [
+        f"run {r.run_id}: no answer for {len(r.missing_queries)} queries (scored 0)"
+        for r in runs
+        if r.missing_queries
+    ]
+    return NuggetReport(scores, title="nugget scores", notes=notes, rows=rows, runs_scored=runs)

@@ -35,6 +35,20 @@ class QrelsResult:
     absent: list[str] = field(default_factory=list)  # selected queries the file lacks
     preferred: int = 0  # passages whose label uses a grade of the preferred prompt class
 
+    def to_dict(self) -> dict[str, dict[str, int]]:
+        """``{query: {docid: label}}``, as trec_eval and :func:`~rubric.evaluate.leaderboard` take
+        qrels (not for per-item qrels, whose second column names the item)."""
+        out: dict[str, dict[str, int]] = {}
+        for query, _, doc, label in self.rows:
+            out.setdefault(query, {})[doc] = label
+        return out
+
+    def write(self, path: str | Path) -> int:
+        """Write TREC qrels (atomically); returns the number of lines."""
+        from rubric.data.trec import write_qrels
+
+        return write_qrels(path, self.rows)
+
 
 def build_qrels(
     passages: list[QueryWithFullParagraphList] | str | Path,

@@ -11,6 +11,8 @@ import json
 import math
 from dataclasses import dataclass, field
 
+from rubric.data.table import latex_escape
+
 
 @dataclass
 class Score:
@@ -29,13 +31,17 @@ class Score:
     @property
     def stderr(self) -> float:
         """Sample standard deviation of the per-query values over sqrt(n) (NaN if undefined)."""
-        n = len(self.per_query)
-        if n < 2 or not self.mean_aggregate:
-            return math.nan
-        values = list(self.per_query.values())
-        mean = sum(values) / n
-        variance = sum((v - mean) ** 2 for v in values) / (n - 1)
-        return math.sqrt(variance / n)
+        return standard_error(list(self.per_query.values())) if self.mean_aggregate else math.nan
+
+
+def standard_error(values: list[float]) -> float:
+    """Sample standard deviation over sqrt(n), as trec_eval users report it (NaN below two values)."""
+    n = len(values)
+    if n < 2:
+        return math.nan
+    mean = sum(values) / n
+    variance = sum((v - mean) ** 2 for v in values) / (n - 1)
+    return math.sqrt(variance / n)
 
 
 def _fmt(value: float, digits: int) -> str:
@@ -123,7 +129,7 @@ class Report:
         lines = [
             "\\begin{tabular}{l" + "r" * len(measures) + "}",
             "\\toprule",
-            "Run & " + " & ".join(_latex_escape(m) for m in measures) + " \\\\",
+            "Run & " + " & ".join(latex_escape(m) for m in measures) + " \\\\",
             "\\midrule",
         ]
         for run in self.runs:
@@ -140,7 +146,7 @@ class Report:
                 if s.stderr == s.stderr:
                     text += f" {{\\scriptsize $\\pm${_fmt(s.stderr, digits)}}}"
                 cells.append(text)
-            lines.append(_latex_escape(run) + " & " + " & ".join(cells) + " \\\\")
+            lines.append(latex_escape(run) + " & " + " & ".join(cells) + " \\\\")
         lines += ["\\bottomrule", "\\end{tabular}"]
         return "\n".join(lines) + "\n"
 
@@ -150,9 +156,3 @@ class Report:
         if fmt == "latex":
             return self.to_latex(min(digits, 3))
         return self.to_tsv(digits, per_query)
-
-
-def _latex_escape(text: str) -> str:
-    for a, b in (("\\", "\\textbackslash{}"), ("_", "\\_"), ("&", "\\&"), ("%", "\\%"), ("#", "\\#")):
-        text = text.replace(a, b)
-    return text

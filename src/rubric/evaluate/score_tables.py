@@ -262,3 +262,29 @@ def _read_trec_eval(path: Path, lines: list[tuple[int, str]], builder: _Builder)
         run = block_name or run_name_from_file(path)
         for where, measure, query, value in block_rows:
             builder.put(where, run, measure, query, _number(value, where))
+
+
+def named(arg: str) -> tuple[str, str]:
+    """``NAME=PATH`` gives a table a short name; a plain path (or one with ``=`` in it that
+    exists) is named by itself."""
+    name, sep, path = arg.partition("=")
+    if sep and name and path and not Path(arg).exists():
+        return name, path
+    return arg, arg
+
+
+def read_conditions(args: Iterable[str]) -> list[tuple[str, ScoreTable]]:
+    """The evaluations to check, one ``[NAME=]PATH`` each, named."""
+    conditions = []
+    for arg in args:
+        name, path = named(arg)
+        conditions.append((name, read_score_table(path, source=name)))
+    return conditions
+
+
+def read_reference(args: list[str]) -> ScoreTable:
+    """The reference: its files form one table (e.g. one trec_eval -q file per run), named by
+    ``NAME=`` or, for one file, by its path."""
+    labelled = [named(r) for r in args]
+    is_named = len(labelled) == 1 or labelled[0][0] != args[0]
+    return read_score_table([p for _, p in labelled], source=labelled[0][0] if is_named else None)

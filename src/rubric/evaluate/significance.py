@@ -10,9 +10,12 @@ pairs compared in one call.
 
 from __future__ import annotations
 
+import json
 import math
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from itertools import combinations
+from typing import Any, ClassVar
 
 from rubric.errors import UserError
 
@@ -94,7 +97,7 @@ def cohens_d(diffs: list[float]) -> float:
     return mean / sd if sd > 0 else (0.0 if mean == 0 else math.copysign(math.inf, mean))
 
 
-def compare(
+def compare_scores(
     per_query: dict[str, dict[str, float]],
     measure: str,
     test: str = "t",
@@ -146,19 +149,92 @@ def compare(
     return rows
 
 
-def comparisons_tsv(rows: list[Comparison], alpha: float = 0.05, digits: int = 4) -> str:
-    """One line per pair; ``significant`` compares the adjusted p-value with ``alpha``."""
+@dataclass
+class Comparisons:
+    """The pairwise tests of one call (a report object: TSV, JSON or LaTeX); ``significant``
+    compares each adjusted p-value with ``alpha``."""
 
-    def f(x: float) -> str:
-        return "nan" if x != x else f"{x:.{digits}f}"
+    rows: list[Comparison]
+    alpha: float = 0.05
+    notes: list[str] = field(default_factory=list)
 
-    lines = [
-        "run_a\trun_b\tmeasure\tmean_a\tmean_b\tdiff\tp_value\tp_adjusted\teffect_size\tn_queries\tsignificant"
-    ]
-    for r in rows:
-        sig = "yes" if r.p_adjusted == r.p_adjusted and r.p_adjusted < alpha else "no"
-        lines.append(
-            f"{r.run_a}\t{r.run_b}\t{r.measure}\t{f(r.mean_a)}\t{f(r.mean_b)}\t{f(r.diff)}\t"
-            f"{f(r.p_value)}\t{f(r.p_adjusted)}\t{f(r.effect_size)}\t{r.n_queries}\t{sig}"
-        )
-    return "\n".join(lines) + "\n"
+    HEADER: ClassVar = (
+        "run_a", "run_b", "measure", "mean_a", "mean_b", "diff", "p_value", "p_adjusted", "effect_size",
+        "n_queries", "significant",
+    )  # fmt: skip
+
+    def significant(self, row: Comparison) -> bool:
+        return row.p_adjusted == row.p_adjusted and row.p_adjusted < self.alpha
+
+    def table(self) -> list[list[Any]]:
+        return [
+            [r.run_a, r.run_b, r.measure, r.mean_a, r.mean_b, r.diff, r.p_value, r.p_adjusted, r.effect_size,
+             r.n_queries, "yes" if self.significant(r) else "no"]
+            for r in self.rows
+        ]  # fmt: skip
+
+    def to_tsv(self, digits: int = 4) -> str:
+        def f(x: Any) -> str:
+            if isinstance(x, float):
+                return "nan" if x != x else f"{x:.{digits}f}"
+            return str(x)
+
+        return "".join("\t".join(map(f, row)) + "\n" for row in [list(self.HEADER), *self.table()])
+
+    def to_json(self) -> str:
+        rows = [
+            {
+                k: (None if isinstance(v, float) and v != v else v)
+                for k, v in zip(self.HEADER, row, strict=True)
+            }
+            for row in self.table()
+        ]
+        return json.dumps(rows, indent=1) + "\n"
+
+    def to_latex(self, digits: int = 3) -> str:
+        from rubric.data.table import Table
+
+        cells = [[round(v, digits) if isinstance(v, float) else v for v in row] for row in self.table()]
+        return Table(list(self.HEADER), cells).to_latex()
+
+    def render(self, fmt: str = "tsv", digits: int = 4) -> str:
+        if fmt == "json":
+            return self.to_json()
+        if fmt == "latex":
+            return self.to_latex(min(digits, 3))
+        return self.to_tsv(digits)
+
+
+def compare(
+    qrels: Any,
+    runs: Any,
+    measures: Iterable[Any] | str,
+    test: str = "t",
+    correction: str = "holm",
+    baseline: str | None = None,
+    level: int = 1,
+    complete: bool = False,
+    n_resamples: int = 10_000,
+    seed: int = 42,
+    alpha: float = 0.05,
+    name_from: str = "tag",
+    queries: Any = None,
+) -> Comparisons:
+    """Score ``runs`` against ``qrels`` (paths or loaded objects, as for
+    :func:`~rubric.evaluate.leaderboards.leaderboard`) and test every pair of runs (or each run
+    against ``baseline``) on every measure; the p-values of all pairs and measures are corrected
+    together (Holm by default). The defaults are the CLI's."""
+    from rubric.evaluate.leaderboards import evaluate, expand_runs
+
+    if test not in TESTS:
+        raise UserError(f"--test: expected one of {', '.join(TESTS)}, got {test!r}")
+    if correction not in CORRECTIONS:
+        raise UserError(f"--correction: expected one of {', '.join(CORRECTIONS)}, got {correction!r}")
+    done = evaluate(qrels, expand_runs(runs), measures, level, complete, name_from=name_from, queries=queries)
+    rows = []
+    for m in done.results[0].values if done.results else []:
+        per_query = {r.run: r.values[m] for r in done.results}
+        rows.extend(compare_scores(per_query, m.label, test, "none", n_resamples, seed, baseline))
+    for row, p in zip(rows, adjust([r.p_value for r in rows], correction), strict=True):
+        row.p_adjusted = p
+    return Comparisons(rows, alpha, list(done.notes))

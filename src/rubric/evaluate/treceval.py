@@ -77,6 +77,8 @@ class Evaluator:
     ) -> None:
         from pytrec_eval import _RelevanceEvaluator
 
+        if isinstance(level, bool) or not isinstance(level, int) or level < 1:
+            raise UserError(f"level: {level!r} is not a relevance level (trec_eval -l: a whole number >= 1)")
         self.qrels = {q: docs for q, docs in qrels.items() if docs}
         self.measures = measures
         self.complete = complete

@@ -16,11 +16,13 @@ ASSIGNED file, one JSON object per (run, query)::
 from __future__ import annotations
 
 import json
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rubric.data.files import input_identity, readable_again
 from rubric.data.jsonl import iter_json_lines, read_passages
 from rubric.data.models import NuggetItem, TestBank
 from rubric.errors import UserError
@@ -57,7 +59,11 @@ class SystemAnswer:
 
 def read_system_answers(path: str | Path) -> list[SystemAnswer]:
     """TREC RAG 2024/2025 answer files, or a passages file (grouped by ranking method and query,
-    passages joined in rank order), detected from the first record."""
+    passages joined in rank order), detected from the first record. Standard input or a pipe is
+    spooled to a temporary file first, since detecting the format reads the start twice."""
+    if input_identity(path) is None:
+        with tempfile.TemporaryDirectory(prefix="rubric-answers-") as tmp:
+            return read_system_answers(readable_again(path, tmp))
     first = next(iter_json_lines(path), None)
     if first is None:
         raise UserError(f"{path}: the file holds no answers")
@@ -170,3 +176,22 @@ def assign(
         for entry, label in zip(chunk, res.value, strict=True):
             entry["assignment"] = label
     return records, failures
+
+
+def read_answers_to_assign(
+    paths: Sequence[str | Path], banks: Sequence[TestBank], bank: str | Path
+) -> list[SystemAnswer]:
+    """The answers of every file, checked before any LLM call: a run answers a query once, and
+    some answered query has nuggets in ``banks`` (read from ``bank``)."""
+    answers = [a for path in paths for a in read_system_answers(path)]
+    seen: set[tuple[str, str]] = set()
+    for a in answers:
+        if (a.run_id, a.query_id) in seen:
+            raise UserError(
+                f"run {a.run_id} answers query {a.query_id} twice in {', '.join(map(str, paths))}"
+            )
+        seen.add((a.run_id, a.query_id))
+    with_nuggets = {b.query_id for b in banks if b.items}
+    if not any(a.query_id in with_nuggets for a in answers):
+        raise UserError(f"--bank {bank}: none of the answered queries has nuggets in the bank")
+    return answers

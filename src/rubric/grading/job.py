@@ -59,6 +59,14 @@ class GradeJob:
     checkpoint_pairs: int = CHUNK_PAIRS
     query_ids: tuple[str, ...] | None = None  # grade only these queries (--query/--queries); None: all
 
+    def __post_init__(self) -> None:
+        """Option ranges fail when the job is made, before any file is read or model loaded."""
+        from rubric.llm.registry import check_backend_options
+
+        check_backend_options(self.backend_options)
+        if self.checkpoint_pairs < 1:
+            raise UserError(f"--checkpoint-pairs: must be at least 1, got {self.checkpoint_pairs}")
+
     @property
     def inputs(self) -> list[Path]:
         """The files whose identity is part of the run's fingerprint."""
@@ -83,6 +91,8 @@ class GradeJob:
         pairs_only = issubclass(backend_class(self.backend), PairGrader)
         if self.bank is not None:
             banks = list(read_bank(self.bank))
+            if not banks:
+                raise UserError(f"{self.bank}: holds no test bank (an empty file)")
             items: dict[str, list] | None = items_by_query(banks)
             texts = {b.query_id: b.query_text for b in banks if b.query_text}
         else:
@@ -120,8 +130,9 @@ class GradeJob:
     def plan(self, loaded: Loaded, shard: str | None) -> int:
         """Pairs to grade in a shard; direct prompts need the text of every query (said here,
         before a model loads)."""
-        total = 0
+        total, seen = 0, False
         for q in self.passages_of(shard):
+            seen = True
             if loaded.items is None:
                 if q.queryId not in loaded.query_texts:
                     raise UserError(
@@ -130,6 +141,8 @@ class GradeJob:
                 total += len(q.paragraphs) * len(loaded.prompts)
             else:
                 total += len(q.paragraphs) * len(loaded.items.get(q.queryId, [])) * len(loaded.prompts)
+        if not seen and shard is None and self.query_ids is None:  # a shard may hold no query
+            raise UserError(f"{self.passages}: holds no passages to grade (an empty file)")
         return total
 
     def open_cache(self) -> Any:

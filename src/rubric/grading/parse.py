@@ -1,6 +1,7 @@
 """Answer parsers: turn an LLM's answer text into a grade, by name (the ``parser`` of a prompt file).
 
-The rules are those of the papers (RUBRIC §4.2.1, EXAM++ §4.2.1-4.2.2), collected in METHOD.md:
+The rules are those of the papers (RUBRIC §4.2.1, EXAM++ §4.2.1-4.2.2); where the original tool
+differs from them we follow the papers and say so here:
 
 - ``self_rating`` (0-5): an answer that is a single digit 0-5, optionally with punctuation or
   blanks around it, is the grade; an *unanswerable expression* (or an empty answer) gives 0;
@@ -67,7 +68,7 @@ def rating_rule(max_grade: int, out_of_scale: int | None) -> Callable[[str, Sequ
     """The self-rating rule on a 0..max_grade scale.
 
     ``out_of_scale`` is the grade of a lone digit above the scale; ``None`` treats it like any
-    other answer (1), which is what METHOD.md says for 0-5 self-ratings.
+    other answer (1), which is the papers' rule for 0-5 self-ratings (the original tool gave 0).
     """
 
     def rule(answer: str, _gold: Sequence[str] | None = None) -> int:

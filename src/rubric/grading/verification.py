@@ -9,7 +9,7 @@
 
 The original tool (``exam_pp/exam_verify_answer.py``) re-graded answers already extracted; we do
 both stages in one run, through the grader's cache, batching and resume. Its rules, and where
-we differ (METHOD.md: follow the paper, document every change):
+we differ (we follow the paper and document every change from the original tool):
 
 - The answer goes into the prompt stripped of blanks, and identical prompts are asked once (the
   original deduplicated answers per question; the response cache does it here, across passages,

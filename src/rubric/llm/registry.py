@@ -111,3 +111,20 @@ def make_backend(name: str, model: str, **options: Any) -> Any:
     cls = backend_class(name)
     check_model_fits(name, model)
     return cls.from_options(model, **options)
+
+
+#: The smallest value of each local-model option (``--batch-size 0`` is auto, ``--token-budget 0`` off).
+MINIMA = {"batch_size": 0, "token_budget": 0, "max_input_tokens": 16, "max_new_tokens": 1, "num_beams": 1}
+API_OPTIONS = ("concurrency", "rpm", "max_retries", "timeout", "retry_base")
+
+
+def check_backend_options(options: dict[str, Any]) -> None:
+    """Range checks of the options every grading backend is given (the local ones and those of
+    the OpenAI-compatible client), each naming its command-line option, before any work."""
+    from rubric.llm.openai_chat import check_api_options
+
+    for key, minimum in MINIMA.items():
+        value = options.get(key)
+        if value is not None and value < minimum:
+            raise UserError(f"--{key.replace('_', '-')}: must be at least {minimum}, got {value}")
+    check_api_options(**{k: options[k] for k in API_OPTIONS if options.get(k) is not None})

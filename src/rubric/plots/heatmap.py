@@ -9,8 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rubric.plots import new_figure, plot_format, render, style, write_bytes
+
+if TYPE_CHECKING:
+    from rubric.evaluate.assignment_agreement import AssignmentConfusion
 
 PANEL_WIDTH = 4.5
 PANEL_HEIGHT = 4.0
@@ -73,3 +77,19 @@ def _panel(fig, ax, panel: CountMatrix) -> None:
     ax.set_title(panel.title)
     ax.tick_params(length=0)
     fig.colorbar(image, ax=ax, shrink=0.8, label="count")
+
+
+def assignment_heatmap(result: AssignmentConfusion, path: str | Path) -> None:
+    """The automatic x manual nugget assignment matrix (`evaluate meta --confusion`) as a heatmap."""
+    from rubric.evaluate.assignment_agreement import LABELS
+
+    panel = CountMatrix(
+        title="nugget assignment",
+        row_labels=list(LABELS),
+        col_labels=list(LABELS),
+        counts=result.matrix(),
+        row_title=result.first,
+        col_title=result.second,
+        cells=[[result.cell_text(a, b) for b in LABELS] for a in LABELS],
+    )
+    count_heatmaps([panel], path)

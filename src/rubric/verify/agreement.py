@@ -15,8 +15,8 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from rubric.data.table import Table
 from rubric.evaluate.kappa import kappa_from_counts
-from rubric.verify.table import Table
 
 
 @dataclass(frozen=True)
@@ -136,6 +136,14 @@ class Agreement:
             rows,
             title=f"{self.name}: relevant = grade >= min_grade, judged relevant = judgment >= "
             f"{self.min_relevant}".strip(": "),
+        )
+
+    def summary(self) -> str:
+        """One line: the passages compared, the best binarised kappa and the multiclass kappa."""
+        best = max(self.thresholds(), key=lambda t: (self.binary(t).kappa, -t))
+        return (
+            f"{self.name}: {self.n} passages; best binarised kappa {self.binary(best).kappa:.4f} at grade >= "
+            f"{best} vs judgment >= {self.min_relevant}; multiclass kappa {self.multiclass_kappa():.4f}"
         )
 
     def tables(self) -> list[Table]:

