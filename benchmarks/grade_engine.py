@@ -36,7 +36,8 @@ PROMPT = "QuestionSelfRatedUnanswerablePromptWithChoices"
 def tiny_models():
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("tiny_models", ROOT / "tests" / "llm" / "tiny_models.py")
+    path = ROOT / "tests" / "helpers" / "tiny_models.py"
+    spec = importlib.util.spec_from_file_location("tiny_models", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -20,7 +20,7 @@ from rubric.llm.base import Request  # noqa: E402
 from rubric.llm.cache import CachedBackend, ResponseCache  # noqa: E402
 from rubric.llm.openai_chat import OpenAIChat  # noqa: E402
 
-server = runpy.run_path(str(ROOT / "tests" / "openai_server.py"))
+server = runpy.run_path(str(ROOT / "tests" / "helpers" / "openai_server.py"))
 LATENCY = 0.05
 
 

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.subprocess  # fresh interpreters: what they import, scripts, process trees
+
 SRC = Path(__file__).resolve().parents[1] / "src"
 HEAVY = ("torch", "transformers", "openai")
 

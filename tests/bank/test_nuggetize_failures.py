@@ -3,14 +3,10 @@ is reported and recorded, earlier nuggets are kept, unlabelled nuggets stay (aft
 
 from __future__ import annotations
 
-import runpy
-from pathlib import Path
-
+from helpers import openai_server as server
 from rubric.bank.nuggetize import nuggetize
 from rubric.grading.prompts import get_prompt
 from rubric.llm.openai_chat import OpenAIChat
-
-server = runpy.run_path(str(Path(__file__).parents[1] / "openai_server.py"))
 
 
 def test_failed_window_and_importance_are_recorded_not_dropped():
@@ -19,13 +15,13 @@ def test_failed_window_and_importance_are_recorded_not_dropped():
             return "I would rather not."
         if "vital or okay" in user and "Zebras" in user:
             return '["vital"]'  # wrong count for a batch of two: unreadable
-        return server["scripted_answer"](user, system)
+        return server.scripted_answer(user, system)
 
     passages = {
         "q1": ["Bees collect nectar from flowers daily.", "BROKEN passage that the model refuses."],
         "q2": ["Zebras have black and white stripes.", "Minor fact zebras live in herds."],
     }
-    with server["serve"](answer=answer) as srv:
+    with server.serve(answer=answer) as srv:
         backend = OpenAIChat(model="m", base_url=srv.url, retry_base=0.01)  # no cache: every prompt asked
         banks, errors = nuggetize(
             {"q1": "bees", "q2": "zebras"},

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import runpy
 from pathlib import Path
 
-from rubric.data.jsonl import read_bank
+import pytest
 
-serve = runpy.run_path(str(Path(__file__).parents[1] / "openai_server.py"))["serve"]
+from helpers.openai_server import Fault, serve
+from rubric.data.jsonl import read_bank
 
 KEY = "sk-never-written-4711"
 
@@ -101,21 +101,21 @@ def test_generate_car_style_uses_facets(cli, tmp_path):
     assert item.nugget_id == f"tqa2:L_1/T_2/{md5('Nugget 1 on Erosion')}" and item.facet_id == "T_2"
 
 
-def test_generate_reports_queries_that_stay_unreadable(cli, tmp_path):
+def test_generate_reports_queries_that_stay_unreadable(openai_server, cli, tmp_path):
     (tmp_path / "q.json").write_text(json.dumps({"a": "fine", "b": "broken [malformed]"}))
     out = tmp_path / "bank.jsonl"
-    with serve() as srv:
-        r = cli(
-            "bank",
-            "generate",
-            "-q",
-            tmp_path / "q.json",
-            "--parse-retries",
-            "0",
-            "-o",
-            out,
-            *llm_args(srv.url, tmp_path),
-        )
+    srv = openai_server
+    r = cli(
+        "bank",
+        "generate",
+        "-q",
+        tmp_path / "q.json",
+        "--parse-retries",
+        "0",
+        "-o",
+        out,
+        *llm_args(srv.url, tmp_path),
+    )
     assert r.returncode == 1
     assert "failed: b: unreadable answer after 1 attempt(s)" in r.stderr
     assert "1 queries failed" in r.stderr
@@ -214,6 +214,7 @@ def test_import_tqa_questions_with_answer_keys(cli, tmp_path):
     ]
 
 
+@pytest.mark.subprocess
 def test_killed_generate_resumes_without_asking_again(cli, tmp_path):
     """Kill `rubric bank generate` while half its prompts hang: answered prompts are in the cache,
     no output file exists, and the re-run asks the server only the unanswered half."""
@@ -260,7 +261,7 @@ def test_generate_one_failing_query_fails_alone_and_the_rerun_asks_only_it(cli, 
     cached, exit 1 with the query and the cause listed; the rerun sends exactly that one request."""
     from rubric.llm.cache import ResponseCache
 
-    fault = runpy.run_path(str(Path(__file__).parents[1] / "openai_server.py"))["Fault"]
+    fault = Fault
     queries = {f"q{i}": f"topic number {i}" for i in range(19)} | {"bad": "topic POISON"}
     (tmp_path / "q.json").write_text(json.dumps(queries))
     out = tmp_path / "bank.jsonl"

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import gzip
-import hashlib
-import importlib.util
 import json
 import os
 import signal
@@ -15,38 +13,22 @@ from pathlib import Path
 
 import pytest
 
-HERE = Path(__file__).resolve().parent
-BANKS = HERE.parent / "grading" / "data"
-
-
-def _load(name: str, path: Path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-tiny_models = _load("tiny_models", HERE.parent / "llm" / "tiny_models.py")
-root_conftest = _load("root_conftest", HERE.parent / "conftest.py")  # cli_env / run_cli helpers
+from helpers import BANKS, TINY, tiny_models
+from helpers import cli as root_conftest
 
 SELF = "QuestionSelfRatedUnanswerablePromptWithChoices"
 EXTRACT = "QuestionCompleteConciseUnanswerablePromptWithChoices"
 
 
 @pytest.fixture(scope="module")
-def models(tmp_path_factory):
-    root = tmp_path_factory.mktemp("models")
-    return {
-        "t5": tiny_models.build_t5(root / "t5"),
-        "gpt2": tiny_models.build_gpt2(root / "gpt2", chat=True),
-        "qa": tiny_models.build_bert_qa(root / "qa"),
-    }
+def models(tiny_models_dirs):
+    return tiny_models_dirs
 
 
 @pytest.fixture(scope="module")
 def pool(tmp_path_factory):
     """The tiny pool: 3 queries, passages of both runs plus judged ones."""
-    tiny = HERE.parent / "data" / "tiny"
+    tiny = TINY
     out = tmp_path_factory.mktemp("pool") / "passages.jsonl.gz"
     r = root_conftest.run_cli(
         "convert", "runs", "--queries", tiny / "queries.tsv", "--collection", tiny / "collection.tsv",
@@ -94,7 +76,7 @@ def test_nuggets_with_a_chat_model_and_direct_prompts(cli, tmp_path, models, poo
     assert rec["prompt_type"] == "nugget" and "nugget_id" in rec["self_ratings"][0]
     assert rec["llm_options"]["chat_template"] is True
     direct = tmp_path / "direct.jsonl.gz"
-    tiny = HERE.parent / "data" / "tiny"
+    tiny = TINY
     r = cli(
         "grade", "direct", nug, "--queries", tiny / "queries.tsv", "-p", "Sun", "-p", "Thomas",
         "--backend", "hf-causal", "-m", models["gpt2"], "--max-new-tokens", "3", "--no-cache", "-o", direct,
@@ -140,32 +122,10 @@ def test_shards_merge_into_the_unsharded_file(cli, tmp_path, whole, pool):
     assert not (tmp_path / "dup.jsonl.gz").exists()
 
 
-def big_pool(folder: Path) -> tuple[Path, Path]:
-    """40 queries x 6 passages and a bank of 2 questions each: long enough to kill mid-run."""
-    words = tiny_models.WORDS
-    with gzip.open(folder / "big.jsonl.gz", "wt") as f:
-        for q in range(40):
-            ps = [
-                {
-                    "paragraph_id": f"d{q}_{k}",
-                    "text": " ".join(words[(q * 7 + k * 3 + j) % len(words)] for j in range(30)),
-                }
-                for k in range(6)
-            ]
-            f.write(json.dumps([f"q{q}", ps]) + "\n")
-    with open(folder / "bank.jsonl", "w") as f:
-        for q in range(40):
-            items = []
-            for k in range(2):
-                text = " ".join(words[(q + k * 5 + j) % len(words)] for j in range(5))
-                item_id = f"q{q}/{hashlib.md5(text.encode()).hexdigest()}"
-                items.append({"query_id": f"q{q}", "question_id": item_id, "question_text": text})
-            f.write(json.dumps({"query_id": f"q{q}", "query_text": f"query {q}", "items": items}) + "\n")
-    return folder / "big.jsonl.gz", folder / "bank.jsonl"
-
-
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_kill_9_then_rerun_gives_the_uninterrupted_file(cli, tmp_path, models):
-    passages, bank = big_pool(tmp_path)
+    passages, bank = tiny_models.big_pool(tmp_path)
     args = ["grade", passages, "--bank", bank, "-p", SELF, "-m", models["t5"], "--no-fast", "--no-cache"]
     args += ["--max-new-tokens", "12", "--checkpoint-pairs", "16"]
     clean = tmp_path / "clean.jsonl.gz"
@@ -261,11 +221,9 @@ def test_query_subset_stdin_and_stdout(whole, tmp_path):
     graded = {q: ps for q, ps in lines(out)}
     assert lines(sub) == [["q2", graded["q2"]]]  # equal to the whole run's q2, answered from the cache
 
-    piped = subprocess.run(
-        [sys.executable, "-m", "rubric", "grade", "-", *rest, "--query", "q2", "-o", "-"],
-        input=gzip.decompress(pool.read_bytes()), capture_output=True, env=root_conftest.cli_env(),
-    )  # fmt: skip
-    root_conftest.assert_no_traceback(piped.stderr.decode())
+    piped = root_conftest.run_cli(
+        "grade", "-", *rest, "--query", "q2", "-o", "-", input=gzip.decompress(pool.read_bytes()), text=False
+    )
     assert piped.returncode == 0, piped.stderr.decode()
     assert [json.loads(x) for x in piped.stdout.decode().splitlines()] == [["q2", graded["q2"]]]
     assert not list(Path.cwd().glob("-*")), "no file named '-' or '-.partial' was written"

@@ -1,7 +1,7 @@
 """`rubric grade` against a local OpenAI-compatible server that fails on purpose: no answer that
 arrived is lost, a failure belongs to one pair, runs never mix.
 
-Real CLI subprocesses, real HTTP on 127.0.0.1 (tests/openai_server.py), real sqlite; requests are
+Real CLI subprocesses, real HTTP on 127.0.0.1 (tests/helpers/openai_server.py), real sqlite; requests are
 counted at the server.
 """
 
@@ -10,7 +10,6 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import runpy
 import signal
 import sqlite3
 import subprocess
@@ -20,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from helpers.cli import cli_env
+from helpers.openai_server import Fault, serve
+
 HERE = Path(__file__).resolve().parent
-server = runpy.run_path(str(HERE.parent / "openai_server.py"))
-serve, Fault = server["serve"], server["Fault"]
-root_conftest = runpy.run_path(str(HERE.parent / "conftest.py"))
 SELF = "QuestionSelfRatedUnanswerablePromptWithChoices"
 EXTRACT = "QuestionCompleteConciseUnanswerablePromptWithChoices"
 WORDS = "bees honey nectar wax hive queen drone flower pollen comb swarm sting".split()
@@ -75,7 +74,7 @@ def grade_args(srv, passages, bank, cache, *extra) -> list:
 def start(args: list, out: Path) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "rubric", *map(str, args), "-o", out],
-        env=root_conftest["cli_env"](), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
 
 
@@ -144,6 +143,7 @@ def test_a_500_that_outlasts_the_retries_is_listed_with_its_cause(cli, tmp_path)
         )
 
 
+@pytest.mark.subprocess
 def test_kill_9_loses_only_requests_in_flight(cli, tmp_path):
     """Killed while 6 of 40 prompts hang at the server: the other 34 answers are in the cache
     before the kill (each committed as it arrived), and the rerun sends only the 6."""
@@ -168,6 +168,7 @@ def test_kill_9_loses_only_requests_in_flight(cli, tmp_path):
     assert sum(len(ps) for _, ps in lines(out)) == 20
 
 
+@pytest.mark.subprocess
 def test_two_runs_on_one_output_the_second_stops(cli, tmp_path, user_error):
     passages, bank = write_pool(tmp_path, queries=2, passages=2, items=1, slow={(0, 0)})
     out = tmp_path / "graded.jsonl.gz"
@@ -186,6 +187,7 @@ def test_two_runs_on_one_output_the_second_stops(cli, tmp_path, user_error):
         assert again.returncode == 0, again.stderr
 
 
+@pytest.mark.subprocess
 def test_a_partial_of_other_arguments_is_refused_and_a_damaged_one_resumes(cli, tmp_path, user_error):
     """Killed after 2 of 4 queries (one query per checkpoint); another prompt on the same output is
     refused and nothing is written; a damaged line after those queries is dropped with a warning
@@ -200,6 +202,7 @@ def test_a_partial_of_other_arguments_is_refused_and_a_damaged_one_resumes(cli, 
         finally:
             proc.kill()
             proc.wait()
+        srv.slow = 0  # the delay only had to hold the killed run; the rerun need not wait for it
         kept = partial.read_bytes()
         other = [a if a != SELF else EXTRACT for a in args]
         user_error(
@@ -219,17 +222,18 @@ def test_a_partial_of_other_arguments_is_refused_and_a_damaged_one_resumes(cli, 
     assert gzip.decompress(out.read_bytes()) == gzip.decompress(clean.read_bytes())
 
 
-def test_a_partial_with_a_damaged_header_is_set_aside(cli, tmp_path):
+def test_a_partial_with_a_damaged_header_is_set_aside(openai_server, cli, tmp_path):
     passages, bank = write_pool(tmp_path, queries=1, passages=1, items=1)
     out = tmp_path / "graded.jsonl.gz"
     (tmp_path / "graded.jsonl.gz.partial").write_bytes(b"\x89PNG\r\n\x1a\nbinary")
-    with serve() as srv:
-        r = cli(*grade_args(srv, passages, bank, tmp_path / "c.sqlite"), "-o", out)
+    srv = openai_server
+    r = cli(*grade_args(srv, passages, bank, tmp_path / "c.sqlite"), "-o", out)
     assert r.returncode == 0, r.stderr
     assert "not a partial file of `rubric grade` (damaged first line); moved to" in r.stderr
     assert (tmp_path / "graded.jsonl.gz.partial.damaged").read_bytes().startswith(b"\x89PNG")
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_a_stopped_run_resumes(cli, tmp_path, sig):
     """SIGTERM / Ctrl-C while a prompt hangs: the process ends, the answers are kept, the rerun

@@ -1,4 +1,4 @@
-"""`rubric grade --backend openai` against a real HTTP server on 127.0.0.1 (tests/openai_server.py).
+"""`rubric grade --backend openai` against a real HTTP server on 127.0.0.1 (tests/helpers/openai_server.py).
 
 The server rates a question 0-5 by the share of its words found in the passage and answers
 HELM Yes/No the same way, so every grade in the output can be recomputed here.
@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import gzip
 import json
-import runpy
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-server = runpy.run_path(str(HERE.parent / "openai_server.py"))
-serve, overlap = server["serve"], server["_overlap"]
-BANK = HERE.parent / "grading" / "data" / "questions.jsonl"
-TINY = HERE.parent / "data" / "tiny"
+from helpers import BANKS, TINY
+from helpers.openai_server import _overlap as overlap
+from helpers.openai_server import serve
+
+BANK = BANKS / "questions.jsonl"
 SELF = "QuestionSelfRatedUnanswerablePromptWithChoices"
 
 
@@ -67,13 +66,13 @@ def test_openai_backend_grades_with_retries_and_cache(cli, tmp_path):
         )
 
 
-def test_openai_backend_direct_prompt(cli, tmp_path):
+def test_openai_backend_direct_prompt(openai_server, cli, tmp_path):
     passages = pool(cli, tmp_path)
     out = tmp_path / "direct.jsonl.gz"
-    with serve() as srv:
-        r = cli("grade", "direct", passages, "--queries", TINY / "queries.tsv", "-p", "HELM", "--backend",
-                "openai", "-m", "test-model", "--base-url", srv.url, "--no-cache", "-o", out)  # fmt: skip
-        assert r.returncode == 0, r.stderr
+    srv = openai_server
+    r = cli("grade", "direct", passages, "--queries", TINY / "queries.tsv", "-p", "HELM", "--backend",
+            "openai", "-m", "test-model", "--base-url", srv.url, "--no-cache", "-o", out)  # fmt: skip
+    assert r.returncode == 0, r.stderr
     queries = dict(line.split("\t") for line in (TINY / "queries.tsv").read_text().splitlines())
     for qid, ps in lines(out):
         for p in ps:

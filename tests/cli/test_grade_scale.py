@@ -13,28 +13,18 @@ from pathlib import Path
 
 import pytest
 
-HERE = Path(__file__).resolve().parent
-BANKS = HERE.parent / "grading" / "data"
+from helpers import BANKS, ROOT, TINY, tiny_models
+from helpers import cli as root_conftest
+
 SELF = "QuestionSelfRatedUnanswerablePromptWithChoices"
 
 
-def _load(name: str, path: Path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-tiny_models = _load("tiny_models", HERE.parent / "llm" / "tiny_models.py")
-root_conftest = _load("root_conftest", HERE.parent / "conftest.py")
-
-
 @pytest.fixture(scope="module")
-def setup(tmp_path_factory):
+def setup(tmp_path_factory, t5_dir):
     """A tiny T5, the tiny pool, and the file one process writes (no cache, so nothing is shared)."""
     root = tmp_path_factory.mktemp("scale")
-    t5 = tiny_models.build_t5(root / "t5")
-    tiny = HERE.parent / "data" / "tiny"
+    t5 = t5_dir
+    tiny = TINY
     pool = root / "passages.jsonl.gz"
     r = root_conftest.run_cli(
         "convert", "runs", "--queries", tiny / "queries.tsv", "--collection", tiny / "collection.tsv",
@@ -48,6 +38,7 @@ def setup(tmp_path_factory):
     return args, single
 
 
+@pytest.mark.slow
 def test_two_cpu_workers_equal_one_process(cli, tmp_path, setup):
     args, single = setup
     out = tmp_path / "workers.jsonl.gz"
@@ -97,6 +88,8 @@ fi
 """
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_slurm_array_script(tmp_path, setup):
     """examples/slurm/grade-array.sbatch, submitted through a local stand-in for sbatch."""
     args, single = setup
@@ -120,7 +113,7 @@ def test_slurm_array_script(tmp_path, setup):
             "RUBRIC": f"{sys.executable} -m rubric",
         }
     )
-    script = HERE.parent.parent / "examples" / "slurm" / "grade-array.sbatch"
+    script = ROOT / "examples" / "slurm" / "grade-array.sbatch"
     r = subprocess.run(["bash", str(script), "submit"], env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     root_conftest.assert_no_traceback(r.stderr, script)
@@ -135,11 +128,12 @@ def test_slurm_array_script(tmp_path, setup):
 
 
 @pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="the 'ray' extra is not installed")
-def test_ray_shards_equal_one_process(cli, tmp_path, setup):
+@pytest.mark.subprocess
+def test_ray_shards_equal_one_process(cli_subprocess, tmp_path, setup):
     """--ray on a private local Ray instance (127.0.0.1): two shards as tasks, merged == one process."""
     args, single = setup
     out = tmp_path / "ray.jsonl.gz"
-    r = cli("grade", *args, "--ray", "--workers", "2", "--device", "cpu", "--no-cache", "-o", out)
+    r = cli_subprocess("grade", *args, "--ray", "--workers", "2", "--device", "cpu", "--no-cache", "-o", out)
     assert r.returncode == 0, r.stderr
     assert "shard 1/2 (ray):" in r.stderr and "shard 2/2 (ray):" in r.stderr
     assert gzip.decompress(out.read_bytes()) == gzip.decompress(single.read_bytes())
@@ -173,13 +167,14 @@ def gone(pid: int) -> bool:
         return True
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc to find the workers")
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+@pytest.mark.subprocess
 def test_workers_die_with_their_parent_and_the_rerun_resumes(cli, tmp_path, setup, sig):
     """kill -9 (or SIGTERM) the parent of `--workers 2` while both workers grade: no worker is left
     after 5 s, and rerunning the command resumes from the parts and writes the one-process file."""
-    big = _load("test_grade", HERE / "test_grade.py")
-    passages, bank = big.big_pool(tmp_path)
+    passages, bank = tiny_models.big_pool(tmp_path)
     t5 = setup[0][6]
     args = ["grade", passages, "--bank", bank, "-p", SELF, "-m", t5, "--no-fast", "--no-cache",
             "--max-new-tokens", "12", "--checkpoint-pairs", "16", "--device", "cpu"]  # fmt: skip
@@ -227,11 +222,11 @@ def descendants(pid: int) -> list[int]:
 
 @pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="the 'ray' extra is not installed")
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
-def test_ray_processes_die_with_the_driver(cli, tmp_path, setup, sig):
+@pytest.mark.subprocess
+def test_ray_processes_die_with_the_driver(cli_subprocess, tmp_path, setup, sig):
     """kill -9 (or SIGTERM) the driver of a private Ray instance while its tasks grade: none of
     Ray's processes (GCS, raylet, agents, workers) is left after 5 s; the rerun writes the file."""
-    big = _load("test_grade", HERE / "test_grade.py")
-    passages, bank = big.big_pool(tmp_path)
+    passages, bank = tiny_models.big_pool(tmp_path)
     args = ["grade", passages, "--bank", bank, "-p", SELF, "-m", setup[0][6], "--no-fast", "--no-cache",
             "--max-new-tokens", "12", "--device", "cpu", "--ray", "--workers", "2"]  # fmt: skip
     out = tmp_path / "out.jsonl.gz"
@@ -260,5 +255,5 @@ def test_ray_processes_die_with_the_driver(cli, tmp_path, setup, sig):
     finally:
         if proc.poll() is None:
             proc.kill()
-    r = cli(*args, "-o", out)
+    r = cli_subprocess(*args, "-o", out)
     assert r.returncode == 0, r.stderr

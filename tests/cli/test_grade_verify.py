@@ -7,16 +7,16 @@ stage 2's verdicts are recomputed here by asking the same model the verification
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 
-HERE = Path(__file__).resolve().parent
+from helpers import BANKS, ROOT, TINY
+from helpers import cli as root_conftest
+
 VERIFY = "QuestionCompleteConcisePromptWithT5VerifiedAnswerKey2"
 ANSWER_KEY = "QuestionCompleteConcisePromptWithAnswerKey2"
-TINY = HERE.parent / "data" / "tiny"
 GOLD = {  # question text -> gold answers (none: not verifiable, in neither list)
     "Where do bees store nectar?": ["in their honey stomach", "honey stomach"],
     "What do bees collect?": ["nectar"],
@@ -27,26 +27,15 @@ GOLD = {  # question text -> gold answers (none: not verifiable, in neither list
 QUERY = {"Where": "q1", "What do": "q1", "Why": "q1", "What s": "q2", "What p": "q3"}
 
 
-def _load(name: str, path: Path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-tiny_models = _load("tiny_models", HERE.parent / "llm" / "tiny_models.py")
-root_conftest = _load("root_conftest", HERE.parent / "conftest.py")
-
-
 def lines(path: Path) -> list:
     return [json.loads(x) for x in gzip.decompress(path.read_bytes()).decode().splitlines()]
 
 
 @pytest.fixture(scope="module")
-def setup(tmp_path_factory):
+def setup(tmp_path_factory, t5_dir):
     """A tiny T5, the tiny pool and a bank with gold answers."""
     root = tmp_path_factory.mktemp("verify")
-    model = tiny_models.build_t5(root / "t5")
+    model = t5_dir
     texts = dict(line.split("\t") for line in (TINY / "collection.tsv").read_text().splitlines())
     ranked: dict[str, list] = {}
     for line in (TINY / "run.alpha").read_text().splitlines():
@@ -115,7 +104,7 @@ def test_two_stages_with_a_tiny_t5(setup):
 def test_verify_prompt_user_errors(cli, user_error, tmp_path, setup):
     root, model, pool, bank = setup
     out = tmp_path / "x.jsonl.gz"
-    nuggets = HERE.parent / "grading" / "data" / "nuggets.jsonl"
+    nuggets = BANKS / "nuggets.jsonl"
     user_error(
         cli("grade", pool, "--bank", nuggets, "-p", VERIFY, "-m", model, "-o", out),
         f"--prompt {VERIFY}: grades question items, but the bank holds nugget items",
@@ -125,7 +114,7 @@ def test_verify_prompt_user_errors(cli, user_error, tmp_path, setup):
         "a verify prompt asks the LLM yes/no questions; the hf-qa backend only extracts answers",
     )
     mine = tmp_path / "mine.toml"
-    shipped = HERE.parent.parent / "prompts" / f"{VERIFY}.toml"
+    shipped = ROOT / "prompts" / f"{VERIFY}.toml"
     text = shipped.read_text().replace('name = "', 'name = "Mine', 1)
     mine.write_text(text.replace('answer_prompt = "QuestionCompleteConcisePromptWithAnswerKey2"', ""))
     user_error(

@@ -1,6 +1,6 @@
 """`rubric grade -p QuestionCompleteConcisePromptWithT5VerifiedAnswerKey2` against a real HTTP server.
 
-The server (tests/openai_server.py) answers the answer-key QA prompt with a span of the passage
+The server (tests/helpers/openai_server.py) answers the answer-key QA prompt with a span of the passage
 and the verification prompt with yes / no by word overlap, so every correctAnswered, every
 wrongAnswered and the number of verification requests are recomputed here.
 """
@@ -10,18 +10,18 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import runpy
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-server = runpy.run_path(str(HERE.parent / "openai_server.py"))
-serve, qa_span, verifies = server["serve"], server["qa_span"], server["verifies"]
-root_conftest = runpy.run_path(str(HERE.parent / "conftest.py"))
-TINY = HERE.parent / "data" / "tiny"
+import pytest
+
+from helpers import TINY
+from helpers.cli import assert_no_traceback, cli_env
+from helpers.openai_server import qa_span, serve, verifies
+
 VERIFY = "QuestionCompleteConcisePromptWithT5VerifiedAnswerKey2"
 ANSWER_KEY = "QuestionCompleteConcisePromptWithAnswerKey2"
 UNANSWERABLE = {"unanswerable"}
@@ -101,6 +101,8 @@ def verification_requests(srv) -> set:
     return out
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_verify_prompt_grades_in_two_stages_and_resumes(cli, tmp_path):
     """Killed (kill -9) while q3's extraction waits on the server, then rerun; then rerun again
     (everything from the cache) and grade with the plain answer-key prompt (extraction cached)."""
@@ -121,7 +123,7 @@ def test_verify_prompt_grades_in_two_stages_and_resumes(cli, tmp_path):
         stderr = tmp_path / "stderr.txt"
         proc = subprocess.Popen(
             [sys.executable, "-m", "rubric", *map(str, args), "-o", out],
-            env=root_conftest["cli_env"](), stdout=subprocess.DEVNULL, stderr=stderr.open("w"),
+            env=cli_env(), stdout=subprocess.DEVNULL, stderr=stderr.open("w"),
         )  # fmt: skip
         deadline = time.time() + 60
         while time.time() < deadline and proc.poll() is None:
@@ -130,9 +132,10 @@ def test_verify_prompt_grades_in_two_stages_and_resumes(cli, tmp_path):
             time.sleep(0.02)
         os.kill(proc.pid, signal.SIGKILL)
         assert proc.wait() == -signal.SIGKILL  # killed while q3 waited
-        root_conftest["assert_no_traceback"](stderr.read_text(), args)
+        assert_no_traceback(stderr.read_text(), args)
         assert not out.exists() and partial.read_text().count("\n") == 3
-        r = cli(*args, "-o", out)  # q3's second attempts are not slow
+        srv.slow = 0  # the delay only had to hold the killed run; the rerun need not wait for it
+        r = cli(*args, "-o", out)
         assert r.returncode == 0, r.stderr
         assert "2 queries resumed" in r.stderr and not partial.exists()
         asked = verification_requests(srv)

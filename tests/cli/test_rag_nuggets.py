@@ -3,21 +3,19 @@ through the real CLI against a real OpenAI-compatible server, with scores comput
 
 The test server nuggetizes a passage as its first five words, labels a nugget okay when it says
 "minor" (else vital), and assigns support when every word of the nugget is in the answer,
-partial_support when at least half are, else not_support (see tests/openai_server.py).
+partial_support when at least half are, else not_support (see tests/helpers/openai_server.py).
 """
 
 from __future__ import annotations
 
 import json
-import runpy
 from pathlib import Path
 
 import pytest
 
+from helpers.openai_server import serve
 from rubric.data.jsonl import read_bank, write_passages
 from rubric.data.models import FullParagraphData, Judgment, ParagraphData, QueryWithFullParagraphList
-
-serve = runpy.run_path(str(Path(__file__).parents[1] / "openai_server.py"))["serve"]
 
 PASSAGES = {
     "q1": [
@@ -94,7 +92,7 @@ def fixture_files(tmp_path):
     )
 
 
-def test_nuggetize_assign_evaluate_match_hand_computed_scores(cli, tmp_path, fixture_files):
+def test_nuggetize_assign_evaluate_match_hand_computed_scores(openai_server, cli, tmp_path, fixture_files):
     passages, answers, queries = fixture_files
     bank, assigned = tmp_path / "nuggets.jsonl.gz", tmp_path / "assigned.jsonl.gz"
     with serve(fail_rate=0.3, seed=3) as srv:
@@ -166,19 +164,19 @@ def test_nuggetize_assign_evaluate_match_hand_computed_scores(cli, tmp_path, fix
     rag_passages = tmp_path / "rag.jsonl.gz"
     assert cli("convert", "rag", "-a", answers, "-o", rag_passages).returncode == 0
     assigned2 = tmp_path / "assigned2.jsonl"
-    with serve() as srv:
-        r = cli(
-            "grade",
-            "assign",
-            rag_passages,
-            "--bank",
-            bank,
-            "-q",
-            queries,
-            "-o",
-            assigned2,
-            *llm(srv.url, tmp_path),
-        )
+    srv = openai_server
+    r = cli(
+        "grade",
+        "assign",
+        rag_passages,
+        "--bank",
+        bank,
+        "-q",
+        queries,
+        "-o",
+        assigned2,
+        *llm(srv.url, tmp_path),
+    )
     assert r.returncode == 0, r.stderr
     again = cli("evaluate", "nuggets", assigned2)
     assert again.stdout == cli("evaluate", "nuggets", assigned).stdout

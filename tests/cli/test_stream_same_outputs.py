@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -31,12 +29,9 @@ LLM = "google/flan-t5-large"
 
 
 def _baseline_module():
-    name = "rubric_test_baseline_cli"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, ROOT / "tests" / "baseline_cli.py")
-        sys.modules[name] = module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    from helpers import baseline_cli
+
+    return baseline_cli
 
 
 def grade(pid: str, item: str) -> int:
@@ -170,6 +165,7 @@ def commands(g: Path) -> list[list[str]]:
     ]  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("layout", ["graded.jsonl.gz", "per-passage.jsonl", "scattered.jsonl"])
 def test_every_command_gives_the_baseline_output(tiny_graded, layout, tmp_path):
     helper = _baseline_module()

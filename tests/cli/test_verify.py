@@ -1,29 +1,14 @@
-"""`rubric verify` end to end: the real CLI as a subprocess on a hand-made graded file."""
+"""`rubric verify` end to end through the CLI on a hand-made graded file."""
 
 from __future__ import annotations
 
 import csv
-import importlib.util
 import io
-import sys
 from pathlib import Path
 
 import pytest
 
-FIXTURE = Path(__file__).resolve().parent.parent / "verify" / "graded_fixture.py"
-
-
-def _fixture_module():
-    name = "rubric_verify_graded_fixture"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, FIXTURE)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-fx = _fixture_module()
+from helpers import graded_fixture as fx
 
 
 @pytest.fixture

@@ -76,6 +76,6 @@ def graded(tmp_path):
 
 @pytest.fixture
 def builders():
-    """The helpers that write graded files, for tests that build their own (no package imports
-    under --import-mode=importlib): ``exam``, ``passage``, ``graded_lines``."""
+    """The helpers that write graded files, for tests that build their own: ``exam``,
+    ``passage``, ``graded_lines``."""
     return SimpleNamespace(exam=exam, passage=passage, graded_lines=graded_lines)

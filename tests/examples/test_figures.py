@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.subprocess  # fresh interpreters: what they import, scripts, process trees
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -13,7 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from rubric.llm.cache_dir import models_dir
 from rubric.llm.packaged import PACKAGED
+
+pytestmark = pytest.mark.subprocess  # fresh interpreters: what they import, scripts, process trees
 
 ROOT = Path(__file__).resolve().parents[2]
 NEEDED_PHASES = ("convert", "bank", "grade", "verify", "evaluate")
@@ -29,7 +32,11 @@ def test_walkthrough_runs_every_phase_and_prints_the_leaderboard(cli, tmp_path, 
     out = tmp_path / "out"
     # The converted smollm2 folder is a cache keyed by package version: reuse the user's (CI: fresh).
     env = dict(os.environ, RUBRIC=f"{sys.executable} -m rubric")
-    env["RUBRIC_CACHE"] = str(tmp_path / "responses.sqlite")  # a fresh response cache: every pair is graded
+    cache = tmp_path / "cache"  # a fresh response cache: every pair is graded; the models are the user's
+    cache.mkdir()
+    models_dir().mkdir(parents=True, exist_ok=True)
+    (cache / "models").symlink_to(models_dir(), target_is_directory=True)
+    env["RUBRIC_CACHE_DIR"] = str(cache)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env.pop("OPENAI_API_KEY", None)  # offline: the shipped banks
     env["QUERIES"] = "1"  # 12 passages x 5 questions: ~1 s per LLM prompt on one CPU thread

@@ -3,31 +3,25 @@
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
 import rubric
+from helpers import BANKS, TINY
 from rubric.data.collection import load_texts
 from rubric.data.jsonl import read_bank, read_passages, write_passages
 from rubric.data.models import FullParagraphData, QueryWithFullParagraphList
 from rubric.llm.cache import ResponseCache
 
-HERE = Path(__file__).resolve().parent
-_spec = importlib.util.spec_from_file_location("tiny_models", HERE.parent / "llm" / "tiny_models.py")
-tiny_models = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(tiny_models)
 SELF = "QuestionSelfRatedUnanswerablePromptWithChoices"
-BANK = HERE / "data" / "questions.jsonl"
-TINY = HERE.parent / "data" / "tiny"
+BANK = BANKS / "questions.jsonl"
 
 
 @pytest.fixture(scope="module")
-def setup(tmp_path_factory):
+def setup(tmp_path_factory, t5_dir):
     root = tmp_path_factory.mktemp("api")
-    t5 = tiny_models.build_t5(root / "t5")
+    t5 = t5_dir
     texts = load_texts([TINY / "collection.tsv"])
     pool = root / "passages.jsonl.gz"
     write_passages(

@@ -3,12 +3,11 @@ failures that belong to one pair."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
+from helpers import BANKS, TINY
 from rubric.data.collection import load_texts
 from rubric.data.jsonl import read_bank
 from rubric.data.models import FullParagraphData, QueryWithFullParagraphList
@@ -22,12 +21,6 @@ from rubric.llm.base import Answer, Failure, Request, TextGenerator, deliver
 from rubric.llm.cache import ResponseCache
 from rubric.llm.registry import make_backend
 
-HERE = Path(__file__).resolve().parent
-TINY = HERE.parent / "data" / "tiny"
-_spec = importlib.util.spec_from_file_location("tiny_models", HERE.parent / "llm" / "tiny_models.py")
-tiny_models = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(tiny_models)
-
 ORIGINAL_KEY_ORDER = ["correctAnswered", "wrongAnswered", "answers", "llm", "llm_options", "exam_ratio"]
 ORIGINAL_KEY_ORDER.append("prompt_info")
 SELF = "QuestionSelfRatedUnanswerablePromptWithChoices"
@@ -35,9 +28,8 @@ EXTRACT = "QuestionCompleteConciseUnanswerablePromptWithChoices"
 
 
 @pytest.fixture(scope="module")
-def t5(tmp_path_factory):
-    folder = tiny_models.build_t5(tmp_path_factory.mktemp("t5"))
-    return make_backend("hf-seq2seq", str(folder), max_new_tokens=4, max_input_tokens=160)
+def t5(t5_dir):
+    return make_backend("hf-seq2seq", str(t5_dir), max_new_tokens=4, max_input_tokens=160)
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +47,7 @@ def passages() -> list[QueryWithFullParagraphList]:
 
 @pytest.fixture(scope="module")
 def questions():
-    return items_by_query(read_bank(HERE / "data" / "questions.jsonl"))
+    return items_by_query(read_bank(BANKS / "questions.jsonl"))
 
 
 def test_exam_records_are_written_like_the_original_tool(t5, passages, questions):
@@ -122,8 +114,8 @@ def test_contexts_are_cut_by_tokens_so_prompts_fit(t5):
     assert fit_prompts(t5, [(render, "bees")], "be brief") == [Request(short, "be brief")]
 
 
-def test_direct_prompts_fill_grades(tmp_path, passages):
-    gpt2 = make_backend("hf-causal", str(tiny_models.build_gpt2(tmp_path / "g")), max_new_tokens=3)
+def test_direct_prompts_fill_grades(gpt2_dir, passages):
+    gpt2 = make_backend("hf-causal", str(gpt2_dir), max_new_tokens=3)
     queries = read_queries(TINY / "queries.tsv")
     graded = Engine(gpt2, [get_prompt("Sun"), get_prompt("Thomas")], query_texts=queries).grade_chunk(
         passages
@@ -139,8 +131,8 @@ def test_direct_prompts_fill_grades(tmp_path, passages):
             assert 0 <= thomas.expected_rating <= 2
 
 
-def test_pair_graders_get_item_and_passage_text(tmp_path, passages, questions):
-    qa = make_backend("hf-qa", str(tiny_models.build_bert_qa(tmp_path / "qa")), max_input_tokens=64)
+def test_pair_graders_get_item_and_passage_text(qa_dir, passages, questions):
+    qa = make_backend("hf-qa", str(qa_dir), max_input_tokens=64)
     graded = Engine(qa, [get_prompt(EXTRACT)], items=questions).grade_chunk(passages[:1])
     for p in graded[0].paragraphs:
         (rec,) = p.exam_grades

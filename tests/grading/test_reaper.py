@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.subprocess  # fresh interpreters: what they import, scripts, process trees
+
 SRC = Path(__file__).resolve().parents[2] / "src"
 DRIVER = """
 import subprocess, sys, time

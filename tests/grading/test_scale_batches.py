@@ -2,35 +2,19 @@
 
 from __future__ import annotations
 
-import importlib.util
 import random
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
+from helpers import tiny_models
 from rubric.grading.parse import get_parser
 from rubric.llm.base import Request
 from rubric.llm.prefetch import prefetch
 from rubric.llm.registry import make_backend
 
-_spec = importlib.util.spec_from_file_location(
-    "tiny_models", Path(__file__).resolve().parent.parent / "llm" / "tiny_models.py"
-)
-tiny_models = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(tiny_models)
 words = list(tiny_models.WORDS)
-
-
-@pytest.fixture(scope="module")
-def t5_dir(tmp_path_factory) -> Path:
-    return tiny_models.build_t5(tmp_path_factory.mktemp("t5"))
-
-
-@pytest.fixture(scope="module")
-def gpt2_dir(tmp_path_factory) -> Path:
-    return tiny_models.build_gpt2(tmp_path_factory.mktemp("gpt2"))
 
 
 def prompts_of(words: list[str], n: int, seed: int) -> list[str]:

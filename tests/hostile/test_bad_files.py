@@ -6,8 +6,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import hostile_faults as faults  # made importable by conftest.py
 import pytest
+
+from helpers import faults
 
 RATING = faults.graded_fixture.RATING
 
@@ -116,6 +117,7 @@ def test_a_missing_file_and_a_directory(tmp_path, command):
     assert not out.exists()
 
 
+@pytest.mark.subprocess
 def test_prompts_show_into_a_closed_pipe_is_quiet():
     r = faults.bash("rubric prompts show NuggetSelfRatedPrompt | head -c 10")
     assert r.returncode == 0 and len(r.stdout) == 10

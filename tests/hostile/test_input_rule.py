@@ -11,8 +11,9 @@ import subprocess
 import threading
 from pathlib import Path
 
-import hostile_faults as faults  # made importable by conftest.py
 import pytest
+
+from helpers import faults
 
 rubric, assert_one_error = faults.rubric, faults.assert_one_error
 RATING = faults.graded_fixture.RATING
@@ -53,6 +54,7 @@ def test_a_run_piped_through_zcat_equals_the_file(run_gz):
     assert _leaderboard("--qrels", "-", "--run", run_gz, input=qrels.read_bytes()) == expected
 
 
+@pytest.mark.subprocess
 def test_process_substitution_dev_stdin_and_a_fifo(run_gz, tmp_path):
     """Acceptance: `--run <(zcat run.gz)` equals the file (bash, a real /dev/fd path)."""
     qrels = EXAMPLE / "qrels.txt"

@@ -11,17 +11,16 @@ from __future__ import annotations
 
 import gzip
 import json
-import runpy
 from pathlib import Path
 
 import pytest
 
+from helpers import openai_server as server
+from helpers.openai_server import HOSTILE_REPLIES as HOSTILE
+from helpers.openai_server import Fault, serve
 from rubric.data.jsonl import write_passages
 from rubric.data.models import FullParagraphData, Judgment, ParagraphData, QueryWithFullParagraphList
 
-TESTS = Path(__file__).resolve().parents[1]
-server = runpy.run_path(str(TESTS / "openai_server.py"))
-serve, Fault, HOSTILE = server["serve"], server["Fault"], server["HOSTILE_REPLIES"]
 KINDS = sorted(HOSTILE)
 KEY = "sk-hostile-test-key-0815"
 SELF = "QuestionSelfRatedUnanswerablePromptWithChoices"
@@ -210,7 +209,7 @@ def test_the_api_key_is_never_printed_or_stored_even_when_the_server_echoes_it(c
     bank = one_item_bank(tmp_path / "bank.jsonl")
 
     def echo(user, system):  # a server that puts the key into its answers, too
-        return f"4 {KEY}" if "bees" in user else server["scripted_answer"](user, system)
+        return f"4 {KEY}" if "bees" in user else server.scripted_answer(user, system)
 
     with serve(api_key=KEY, answer=echo, faults={"ECHO": Fault(500, echo_auth=True)}) as srv:
         args = [*llm(srv, tmp_path), "--api-key-file", key_file]

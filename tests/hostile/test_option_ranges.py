@@ -3,8 +3,9 @@ before any file is read (the files named here do not even exist)."""
 
 from __future__ import annotations
 
-import hostile_faults as faults  # made importable by conftest.py
 import pytest
+
+from helpers import faults
 
 LB = ["evaluate", "leaderboard", "--qrels", "Q", "--run", "R", "-m", "P@5"]
 CMP = ["evaluate", "compare", "--qrels", "Q", "--run", "R", "-m", "P@5"]

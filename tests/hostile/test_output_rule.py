@@ -13,8 +13,9 @@ import threading
 import time
 from pathlib import Path
 
-import hostile_faults as faults  # made importable by conftest.py
 import pytest
+
+from helpers import faults
 
 rubric, assert_one_error = faults.rubric, faults.assert_one_error
 RATING = faults.graded_fixture.RATING
@@ -147,6 +148,7 @@ def test_dash_writes_to_stdout_everywhere(f, tmp_path):
     assert not (Path.cwd() / "-").exists() and not list(tmp_path.rglob("-"))
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("name", faults.stdout_names())
 def test_stdout_redirected_to_a_file_is_written_not_replaced(f, tmp_path, name):
     target = tmp_path / "redirected.tsv"
@@ -157,7 +159,7 @@ def test_stdout_redirected_to_a_file_is_written_not_replaced(f, tmp_path, name):
             [sys.executable, "-m", "rubric", "convert", "queries", f["queries.tsv"], "-o", name],
             stdout=out,
             stderr=subprocess.PIPE,
-            env=faults.root_conftest.cli_env(),
+            env=faults.cli_env(),
         )
     assert r.returncode == 0, r.stderr
     assert target.stat().st_ino == inode  # the shell's file, not a new one
@@ -194,6 +196,7 @@ def test_a_link_to_a_file_stays_a_link_and_permissions_are_kept(f, tmp_path):
     assert faults.leftovers(tmp_path) == []
 
 
+@pytest.mark.subprocess
 def test_a_closed_stdout_pipe_is_quiet(f):
     script = f"rubric convert queries {f['queries.tsv']} -o - -f tsv | head -c 5"
     r = faults.bash(script)
@@ -269,6 +272,7 @@ def test_a_missing_parent_folder_is_created(f, tmp_path):
 @pytest.mark.parametrize(
     "sig, code, word", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")]
 )
+@pytest.mark.subprocess
 def test_a_signal_during_the_write_leaves_the_old_file_and_no_temporary_file(tmp_path, sig, code, word):
     big = tmp_path / "big.tsv"
     big.write_text("".join(f"q{i}\t{'word ' * 25}\n" for i in range(200_000)))
@@ -277,7 +281,7 @@ def test_a_signal_during_the_write_leaves_the_old_file_and_no_temporary_file(tmp
     proc = subprocess.Popen(
         [sys.executable, "-m", "rubric", "convert", "queries", big, "-f", "jsonl", "-o", out],
         stderr=subprocess.PIPE,
-        env=faults.root_conftest.cli_env(),
+        env=faults.cli_env(),
     )
     deadline = time.monotonic() + 120
     while not glob.glob(str(tmp_path / ".out.jsonl.gz.*.tmp")):  # the write has begun
@@ -285,7 +289,7 @@ def test_a_signal_during_the_write_leaves_the_old_file_and_no_temporary_file(tmp
         time.sleep(0.002)
     proc.send_signal(sig)
     stderr = proc.communicate(timeout=120)[1].decode()
-    faults.root_conftest.assert_no_traceback(stderr, sig)
+    faults.assert_no_traceback(stderr, sig)
     assert proc.returncode == code, stderr
     assert stderr.strip().endswith(f"rubric: {word}")
     assert out.read_text() == "old\n"

@@ -4,14 +4,12 @@ grades with a prompt that does not show the model what it needs."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
+from helpers import BANKS, TINY
 from rubric.grading.prompts import load_prompt_file, prompts_dir, shipped_prompts
 
-TINY = Path(__file__).resolve().parents[1] / "data" / "tiny"
-BANK = Path(__file__).resolve().parents[1] / "grading" / "data" / "questions.jsonl"
+BANK = BANKS / "questions.jsonl"
 
 GOOD = """name = "Mine"
 kind = "question"

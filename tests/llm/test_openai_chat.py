@@ -8,19 +8,16 @@ without logprobs.
 
 from __future__ import annotations
 
-import runpy
 import time
-from pathlib import Path
 
 import pytest
 
+from helpers import openai_server as server
+from helpers.openai_server import Fault, serve
 from rubric.errors import UserError
 from rubric.llm.base import Answer, ChoiceRater, Failure, Request
 from rubric.llm.cache import CachedBackend, ResponseCache
 from rubric.llm.openai_chat import OpenAIChat
-
-server = runpy.run_path(str(Path(__file__).parents[1] / "openai_server.py"))
-serve, Fault = server["serve"], server["Fault"]
 
 GEN = "Break the query '{}' into concise questions. Generate 2 concise questions."
 
@@ -85,7 +82,7 @@ def test_one_failing_prompt_fails_alone_and_each_answer_is_reported_when_it_arri
     def answer(user, system):
         if "GATE" in user:
             return "released" if gate.wait(60) else "never released"
-        return server["scripted_answer"](user, system)
+        return server.scripted_answer(user, system)
 
     def arrived(batch):
         seen.extend(i for i, _ in batch)
@@ -106,9 +103,9 @@ def test_one_failing_prompt_fails_alone_and_each_answer_is_reported_when_it_arri
         assert len(cache) == 19
 
 
-@pytest.mark.parametrize("kind", sorted(server["HOSTILE_REPLIES"]))
+@pytest.mark.parametrize("kind", sorted(server.HOSTILE_REPLIES))
 def test_a_reply_that_is_not_a_chat_completion_is_a_retried_failure_of_that_prompt(kind):
-    body = server["HOSTILE_REPLIES"][kind]
+    body = server.HOSTILE_REPLIES[kind]
     with serve(
         faults={"BAD": Fault(200, body, "text/html" if b"<html" in body else "application/json")}
     ) as srv:
@@ -185,14 +182,14 @@ def test_system_message_and_api_key_are_sent(tmp_path):
         assert req["body"]["temperature"] == 0.0
 
 
-def test_wrong_key_and_unknown_model_are_user_errors(tmp_path):
+def test_wrong_key_and_unknown_model_are_user_errors(openai_server, tmp_path):
     with serve(api_key="right") as srv:
         with pytest.raises(UserError, match="authentication failed") as e:
             backend(srv.url, api_key="wrong").generate(asks("x"))
         assert "wrong" not in str(e.value)
-    with serve() as srv:
-        with pytest.raises(UserError, match="--model missing-model"):
-            OpenAIChat(model="missing-model", base_url=srv.url).generate(asks("x"))
+    srv = openai_server
+    with pytest.raises(UserError, match="--model missing-model"):
+        OpenAIChat(model="missing-model", base_url=srv.url).generate(asks("x"))
 
 
 def test_rpm_spaces_request_starts():

@@ -101,7 +101,8 @@ def test_heatmap_png_size(tmp_path):
     assert _png_size(path.read_bytes()) == heatmap_pixels(panels) == (900, 400)
 
 
-def test_missing_matplotlib_says_how_to_install(cli, user_error, tmp_path):
+@pytest.mark.subprocess  # a fresh interpreter that finds a broken matplotlib first
+def test_missing_matplotlib_says_how_to_install(cli_subprocess, user_error, tmp_path):
     fake = tmp_path / "fake"
     (fake / "matplotlib").mkdir(parents=True)
     (fake / "matplotlib" / "__init__.py").write_text("raise ImportError('not installed here')\n")
@@ -111,7 +112,7 @@ def test_missing_matplotlib_says_how_to_install(cli, user_error, tmp_path):
         + "".join(f"r{i}\tm\tq{j}\t{(i * 3 + j) % 7 / 7:.4f}\n" for i in range(4) for j in range(3))
     )
     src = Path(__file__).resolve().parents[2] / "src"
-    r = cli(
+    r = cli_subprocess(
         "evaluate",
         "meta",
         table,

@@ -10,12 +10,9 @@ from __future__ import annotations
 
 import gzip
 import json
-import runpy
-from pathlib import Path
 
+from helpers.openai_server import serve
 from rubric.data.jsonl import read_bank, read_passages
-
-serve = runpy.run_path(str(Path(__file__).parents[1] / "openai_server.py"))["serve"]
 
 
 def test_rag24_answers_nuggetize_assign_evaluate(cli, shared, tmp_path):

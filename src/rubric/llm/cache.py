@@ -4,7 +4,8 @@
 that change answers, the kind of question (generate, rate with its choices, grade a pair) and
 the exact request, so re-running a phase, or grading the passages of a new run, pays only for
 requests never asked. sqlite in WAL mode lets the workers of one machine share a file. The
-default location is ``$RUBRIC_CACHE`` or ``$XDG_CACHE_HOME/rubric-workbench/responses.sqlite``.
+default location is ``responses.sqlite`` in ``$RUBRIC_CACHE_DIR`` (or
+``$XDG_CACHE_HOME/rubric-workbench``; see :mod:`rubric.llm.cache_dir`).
 
 :class:`CachedBackend` is the only code that reads or writes it: it answers what the cache
 knows, asks the backend for the rest and commits every answer the moment the backend reports
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -40,15 +40,14 @@ from rubric.llm.base import (
     deliver,
     failure_of,
 )
+from rubric.llm.cache_dir import responses_path
 
 LEGACY_SEPARATOR = "\x1f"  # answer and probabilities in values of the old OpenAI cache
 
 
 def default_cache_path() -> Path:
-    if os.environ.get("RUBRIC_CACHE"):
-        return Path(os.environ["RUBRIC_CACHE"])
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "rubric-workbench" / "responses.sqlite"
+    """``$RUBRIC_CACHE_DIR/responses.sqlite`` (or the deprecated ``$RUBRIC_CACHE``)."""
+    return responses_path()
 
 
 def cache_key(backend: str, model: str, options: dict[str, Any], prompt: str, kind: str = "generate") -> str:

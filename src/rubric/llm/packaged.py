@@ -34,17 +34,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rubric.errors import UserError
+from rubric.llm.cache_dir import models_dir
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"
-
-
-def models_dir() -> Path:
-    """Where converted packaged models live: ``$RUBRIC_CACHE_DIR/models`` or the XDG cache."""
-    if os.environ.get("RUBRIC_CACHE_DIR"):
-        return Path(os.environ["RUBRIC_CACHE_DIR"]) / "models"
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "rubric-workbench" / "models"
 
 
 def package_dir(package: str, short_name: str, install: str) -> Path:

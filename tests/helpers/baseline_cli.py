@@ -2,8 +2,8 @@
 
 :func:`baseline_src` extracts ``src`` of that commit with ``git archive`` (skipping the test where
 the checkout has no git history, e.g. an sdist); :func:`same_outputs` runs one command with the
-baseline and with this checkout, each writing into its own folder, and compares exit code,
-standard output and every file written, byte for byte.
+baseline (a subprocess) and with this checkout (in this process), each writing into its own
+folder, and compares exit code, standard output and every file written, byte for byte.
 """
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from helpers import ROOT
+from helpers.cli import invoke
+
 BASELINE = "0a3c0e0"
 """The last commit whose readers loaded whole files (main before the streaming readers)."""
 
@@ -58,7 +60,10 @@ def same_outputs(baseline: Path, work: Path, args: list[str], stdin: bytes | Non
         if folder.exists():
             shutil.rmtree(folder)
         folder.mkdir(parents=True)
-        result = run(src, args, folder, stdin)
+        if name == "old":
+            result = run(src, args, folder, stdin)
+        else:
+            result = invoke([str(a) for a in args], cwd=folder, input=stdin, text=False)
         assert "Traceback" not in result.stderr.decode(errors="replace"), (name, args, result.stderr[-3000:])
         files = {f.name: f.read_bytes() for f in sorted(folder.iterdir())}
         found[name] = (result.returncode, result.stdout, files, result.stderr)

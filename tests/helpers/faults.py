@@ -1,14 +1,13 @@
-"""Shared helpers of the hostile-input suite: the CLI as a subprocess, small valid inputs of every
-kind, the ways to spoil them, and the file-system faults (read-only folder, full disk).
+"""Shared helpers of the hostile-input suite: the CLI with bytes in and out, small valid inputs of
+every kind, the ways to spoil them, and the file-system faults (read-only folder, full disk).
 
-Test modules import it as ``hostile_faults`` (``conftest.py`` of this folder makes that work).
+Test modules import it as ``from helpers import faults``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import gzip
-import importlib.util
 import json
 import os
 import shutil
@@ -21,24 +20,10 @@ from pathlib import Path
 
 import pytest
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent.parent
-TINY = ROOT / "tests" / "data" / "tiny"
-EXAMPLE = ROOT / "examples" / "tiny"
+from helpers import TINY, graded_fixture
+from helpers.cli import assert_no_traceback, cli_env, run_cli, run_cli_subprocess
 
-
-def _load(name: str, path: Path):
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-root_conftest = _load("rubric_root_conftest", ROOT / "tests" / "conftest.py")
-graded_fixture = _load("rubric_verify_graded_fixture", ROOT / "tests" / "verify" / "graded_fixture.py")
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tiny"
 
 
 # --- running the CLI -------------------------------------------------------------------------
@@ -47,25 +32,22 @@ graded_fixture = _load("rubric_verify_graded_fixture", ROOT / "tests" / "verify"
 def rubric(
     *args: object, stdin=None, input: bytes | None = None, cwd: Path | None = None, timeout: float = 300
 ):
-    """``python -m rubric ARGS`` with bytes in and out (``input`` or an open ``stdin``); the
-    stderr of every call is checked for a traceback."""
-    cmd = [sys.executable, "-m", "rubric", *map(str, args)]
-    result = subprocess.run(
-        cmd,
-        stdin=stdin,
-        input=input,
-        capture_output=True,
-        cwd=cwd,
-        env=root_conftest.cli_env(),
-        timeout=timeout,
-    )
-    root_conftest.assert_no_traceback(result.stderr.decode("utf-8", "replace"), args)
-    return result
+    """``rubric ARGS`` in this process with bytes in and out (``input`` or an open ``stdin``);
+    the stderr of every call is checked for a traceback."""
+    return run_cli(*args, stdin=stdin, input=input, cwd=cwd, text=False)
+
+
+def rubric_subprocess(
+    *args: object, stdin=None, input: bytes | None = None, cwd: Path | None = None, timeout: float = 300
+):
+    """``python -m rubric ARGS`` as a child process, for what only a process shows: output to
+    ``/dev/fd/1``, pipes, signals."""
+    return run_cli_subprocess(*args, stdin=stdin, input=input, cwd=cwd, text=False, timeout=timeout)
 
 
 def bash(script: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     """A bash script (process substitution, pipes) where ``rubric`` is this checkout's CLI."""
-    env = root_conftest.cli_env({"RUBRIC": f"{sys.executable} -m rubric"})
+    env = cli_env({"RUBRIC": f"{sys.executable} -m rubric"})
     result = subprocess.run(
         ["bash", "-c", f'rubric() {{ $RUBRIC "$@"; }}\nset -o pipefail\n{script}'],
         capture_output=True,
@@ -73,7 +55,7 @@ def bash(script: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
         env=env,
         timeout=300,
     )
-    root_conftest.assert_no_traceback(result.stderr.decode("utf-8", "replace"), script)
+    assert_no_traceback(result.stderr, script)
     return result
 
 

@@ -9,6 +9,9 @@ first tokens and continuations: the fast path's early exits and its fallbacks bo
 
 from __future__ import annotations
 
+import gzip
+import hashlib
+import json
 from pathlib import Path
 
 WORDS = (
@@ -220,3 +223,27 @@ def build_bert_qa(folder: Path, seed: int = 0) -> Path:
     BertForQuestionAnswering(cfg).save_pretrained(folder)
     tok.save_pretrained(folder)
     return folder
+
+
+def big_pool(folder: Path) -> tuple[Path, Path]:
+    """40 queries x 6 passages and a bank of 2 questions each: long enough to kill mid-run."""
+    words = WORDS
+    with gzip.open(folder / "big.jsonl.gz", "wt") as f:
+        for q in range(40):
+            ps = [
+                {
+                    "paragraph_id": f"d{q}_{k}",
+                    "text": " ".join(words[(q * 7 + k * 3 + j) % len(words)] for j in range(30)),
+                }
+                for k in range(6)
+            ]
+            f.write(json.dumps([f"q{q}", ps]) + "\n")
+    with open(folder / "bank.jsonl", "w") as f:
+        for q in range(40):
+            items = []
+            for k in range(2):
+                text = " ".join(words[(q + k * 5 + j) % len(words)] for j in range(5))
+                item_id = f"q{q}/{hashlib.md5(text.encode()).hexdigest()}"
+                items.append({"query_id": f"q{q}", "question_id": item_id, "question_text": text})
+            f.write(json.dumps({"query_id": f"q{q}", "query_text": f"query {q}", "items": items}) + "\n")
+    return folder / "big.jsonl.gz", folder / "bank.jsonl"
