@@ -61,6 +61,12 @@ def note_absent(ids: list[str], where: str, consequence: str = "") -> None:
         info(line)
 
 
+ReportPath = Annotated[
+    Path | None,
+    WRITES,
+    typer.Option("--output", "-o", help="Write the report here (atomically) instead of stdout."),
+]
+
 # --- the response cache -------------------------------------------------------------------------
 
 Cache = Annotated[
@@ -434,12 +440,15 @@ def option_groups(command: Callable[..., Any]) -> Callable[..., Any]:
     return grouped
 
 
-# --- which grades of a graded file --------------------------------------------------------------
+# --- which grades of a graded file -------------------------------------------------------------
 
 PromptClass = Annotated[
     str | None,
     typer.Option(
-        "--prompt-class", help="Grades of this prompt class; needed only when the file holds several kinds."
+        "--prompt-class",
+        "--rating-prompt",
+        "-p",
+        help="Grades of this prompt class; needed only when the file holds several kinds.",
     ),
 ]
 Llm = Annotated[
@@ -455,6 +464,63 @@ PromptType = Annotated[
 ]
 
 
+@dataclasses.dataclass
+class QueryOptions:
+    """``--query`` and ``--queries``: the queries a command reads."""
+
+    query: QueryIds = None
+    queries: QueriesFile = None
+
+    def selection(self) -> Any:
+        """The :class:`~rubric.data.query_selection.QuerySelection` of the two options."""
+        return selection(self.query, self.queries)
+
+
+@dataclasses.dataclass
+class KindOptions:
+    """Which grades of a graded file: prompt class, LLM, prompt type."""
+
+    prompt_class: PromptClass = None
+    llm: Llm = None
+    prompt_type: PromptType = None
+
+    def grade_filter(self) -> Any:
+        from rubric.data.select import GradeFilter
+
+        return GradeFilter(self.prompt_class, self.llm, self.prompt_type)
+
+
+GRADED_HELP = "Graded passages file (.jsonl.gz) from `rubric grade` or the original workbench."
+
+
+@dataclasses.dataclass
+class GradedOptions:
+    """The graded file a report reads, which of its grades and which queries."""
+
+    graded: Annotated[Path, typer.Argument(help=GRADED_HELP)]
+    kind: KindOptions = dataclasses.field(default_factory=KindOptions)
+    subset: QueryOptions = dataclasses.field(default_factory=QueryOptions)
+
+    def selection(self) -> Any:
+        """The :class:`~rubric.verify.report.GradedSelection` the options name."""
+        from rubric.verify.report import GradedSelection
+
+        return GradedSelection(self.graded, self.kind.grade_filter(), self.subset.selection())
+
+
+@dataclasses.dataclass
+class RowTables:
+    """How a report of row tables is written: ``--format`` (checked at once) and ``-o``."""
+
+    fmt: Annotated[str, typer.Option("--format", "-f", help="tsv, csv or md (Markdown).")] = "tsv"
+    output: ReportPath = None
+
+    def __post_init__(self) -> None:
+        from rubric.data.table import check_format
+
+        check_format(self.fmt, ("tsv", "csv", "md"))
+
+
 # --- runs, qrels and reports --------------------------------------------------------------------
 
 Runs = Annotated[
@@ -468,11 +534,6 @@ Level = Annotated[
     int, typer.Option("--level", "-l", min=1, help="trec_eval -l: grades >= this are relevant.")
 ]
 NameFrom = Annotated[str, typer.Option("--name-from", help="Run name: 'tag' (column 6) or 'file'.")]
-ReportPath = Annotated[
-    Path | None,
-    WRITES,
-    typer.Option("--output", "-o", help="Write the report here (atomically) instead of stdout."),
-]
 Label = Annotated[
     str,
     typer.Option(
