@@ -24,7 +24,7 @@ from typing import Annotated, Any
 import typer
 
 from rubric.cli.common import WRITES, info
-from rubric.errors import UserError
+from rubric.errors import at_least
 from rubric.llm.registry import backends_help
 
 # --- query subsets ------------------------------------------------------------------------------
@@ -83,12 +83,6 @@ PromptFiles = Annotated[
 ]
 
 # --- the OpenAI-compatible backend --------------------------------------------------------------
-
-
-def at_least(option: str, value: int | None, minimum: int) -> None:
-    """An integer option below its minimum is a user error naming the option."""
-    if value is not None and value < minimum:
-        raise UserError(f"{option}: must be at least {minimum}, got {value}")
 
 
 @dataclasses.dataclass
@@ -181,24 +175,14 @@ class ChatOptions:
         at_least("--parse-retries", self.parse_retries, 0)
 
 
-def open_cache(cache: Path | None, no_cache: bool) -> Any:
-    """The response cache of ``--cache`` / ``--no-cache`` (a file that is no sqlite cache: exit 2)."""
-    from rubric.llm.cache import ResponseCache, default_cache_path
-
-    return None if no_cache else ResponseCache(cache or default_cache_path())
-
-
 def backend_from(options: ChatOptions) -> tuple[Any, Any]:
     """The :class:`~rubric.llm.openai_chat.OpenAIChat` of the options (checked first), and its cache."""
     from rubric.llm.openai_chat import OpenAIChat
 
     options.check()
-    responses = open_cache(options.cache, options.no_cache)
-    api = dataclasses.asdict(options.api)
-    backend = OpenAIChat.from_options(
-        model=options.model, temperature=options.temperature, max_tokens=options.max_tokens, **api
-    )
-    return backend, responses
+    settings = {"temperature": options.temperature, "max_tokens": options.max_tokens}
+    api = settings | dataclasses.asdict(options.api)
+    return OpenAIChat.cached(options.model, options.cache, not options.no_cache, **api)
 
 
 def report_llm(backend: Any) -> None:
