@@ -124,14 +124,7 @@ def qrels_command(
     )
     lines = write_qrels(output, result.rows)  # the file is read one query at a time
     opt.note_absent(result.absent, str(graded), "selected")
-    info(
-        f"wrote {output}: {lines} lines from {result.passages - result.ungraded} graded passages "
-        f"({result.kind})"
-    )
-    if prefer is not None:
-        info(f"{result.preferred} passages have {prefer} grades, which replace the others' on their items")
-    if result.ungraded:
-        info(f"{result.ungraded} of {result.passages} passages have no such grade and got no line")
+    _notes(result.summary(output, lines, prefer))
 
 
 @app.command("leaderboard")
