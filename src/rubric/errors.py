@@ -15,6 +15,12 @@ class UserError(Exception):
     exit_code = 2
 
 
+def at_least(option: str, value: int | None, minimum: int) -> None:
+    """An integer option below its minimum is a user error naming the option."""
+    if value is not None and value < minimum:
+        raise UserError(f"{option}: must be at least {minimum}, got {value}")
+
+
 def at(path: str | Path, line: int | None = None) -> str:
     """Render a location as ``file:line`` (or just ``file``) for error messages."""
     return f"{path}:{line}" if line is not None else str(path)

@@ -60,16 +60,8 @@ def runs_command(
         qs, run_paths, collection, judged, top_k=top_k, name_from=name_from, allow_missing=allow_missing
     )
     write_passages(output, pool)
-    if report.missing_text:
-        first = ", ".join(d for _, d in report.missing_text[:5])
-        info(f"left out {len(report.missing_text)} pooled passages without text (first: {first})")
-    if report.runs_without_queries:
-        names = ", ".join(report.runs_without_queries)
-        info(f"warning: no query of {queries} occurs in run(s) {names}: are the query ids the same?")
-    info(
-        f"wrote {output}: {report.queries} queries, {report.passages} passages "
-        f"({report.judged} judged) from {len(report.runs)} runs"
-    )
+    for line in report.lines(output, queries):
+        info(line)
 
 
 @app.command("rag")

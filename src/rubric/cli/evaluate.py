@@ -48,12 +48,11 @@ MEASURE_HELP = (
 
 
 @app.command("qrels")
+@opt.option_groups
 def qrels_command(
     graded: Path = typer.Argument(..., help="Graded passages file (.jsonl or .jsonl.gz)."),
     output: OutputPath = typer.Option(..., "--output", "-o", help="Qrels file to write (TREC format)."),
-    prompt_class: opt.PromptClass = None,
-    llm: opt.Llm = None,
-    prompt_type: opt.PromptType = None,
+    kind: opt.KindOptions = ...,
     label: str = typer.Option(
         "max",
         "--label",
@@ -84,8 +83,7 @@ def qrels_command(
         "grades from `rubric verify apply`); the selected grades count elsewhere. Several reviewers of "
         "one cell: their lower median. [default: none]",
     ),
-    query: opt.QueryIds = None,
-    queries: opt.QueriesFile = None,
+    subset: opt.QueryOptions = ...,
 ) -> None:
     """Rubric-Qrels / EXAM-Qrels: one relevance label per graded passage.
 
@@ -95,16 +93,15 @@ def qrels_command(
 
     Example: rubric evaluate qrels graded.jsonl.gz --prompt-class NuggetSelfRatedPrompt -o rubric.qrels
     """
-    from rubric.data.select import GradeFilter
     from rubric.data.trec import write_qrels
     from rubric.errors import UserError
     from rubric.evaluate.labels import LabelRule
     from rubric.evaluate.qrels import build_qrels
 
-    if prompt_type is not None:
-        _check_choice("--prompt-type", prompt_type, ("question", "nugget", "direct"))
+    if kind.prompt_type is not None:
+        _check_choice("--prompt-type", kind.prompt_type, ("question", "nugget", "direct"))
     rule = LabelRule.parse(label, min_grade)
-    chosen = opt.selection(query, queries)
+    chosen = subset.selection()
     facet_map = None
     if facet_bank is not None and not facets:
         raise UserError("--bank: only used with --facets")
@@ -117,7 +114,7 @@ def qrels_command(
         facet_map = bank_facets(read_bank(facet_bank)) if facet_bank is not None else {}
     result = build_qrels(
         graded,
-        GradeFilter(prompt_class, llm, prompt_type),
+        kind.grade_filter(),
         rule,
         per_item,
         queries=chosen,
@@ -127,17 +124,11 @@ def qrels_command(
     )
     lines = write_qrels(output, result.rows)  # the file is read one query at a time
     opt.note_absent(result.absent, str(graded), "selected")
-    info(
-        f"wrote {output}: {lines} lines from {result.passages - result.ungraded} graded passages "
-        f"({result.kind})"
-    )
-    if prefer is not None:
-        info(f"{result.preferred} passages have {prefer} grades, which replace the others' on their items")
-    if result.ungraded:
-        info(f"{result.ungraded} of {result.passages} passages have no such grade and got no line")
+    _notes(result.summary(output, lines, prefer))
 
 
 @app.command("leaderboard")
+@opt.option_groups
 def leaderboard_command(
     runs: opt.Runs,
     qrels: opt.QrelsFile,
@@ -165,8 +156,7 @@ def leaderboard_command(
     name_from: opt.NameFrom = "tag",
     digits: int = typer.Option(4, "--digits", min=0, max=17, help="Decimals in tsv (trec_eval prints 4)."),
     output: opt.ReportPath = None,
-    query: opt.QueryIds = None,
-    queries: opt.QueriesFile = None,
+    subset: opt.QueryOptions = ...,
 ) -> None:
     """Score runs against qrels, exactly as trec_eval 9.0.8 does.
 
@@ -183,7 +173,7 @@ def leaderboard_command(
     _check_choice("--format", fmt, ("tsv", "json", "latex", "trec_eval"))
     _check_choice("--name-from", name_from, ("tag", "file"))
     ms = parse_measures(measures)  # before any file is read
-    chosen = opt.selection(query, queries)
+    chosen = subset.selection()
     done = evaluate(qrels, expand_paths(runs), ms, level, complete, judged_only, name_from, chosen)
     if fmt == "trec_eval":
         runid = wants_runid(measures)
@@ -196,6 +186,7 @@ def leaderboard_command(
 
 
 @app.command("cover")
+@opt.option_groups
 def cover_command(
     graded: Path = typer.Argument(
         ..., help="Graded passages file with rankings (from `rubric convert runs`)."
@@ -237,16 +228,13 @@ def cover_command(
         help="Add the original tool's `_overall_` row: items answered by any passage of the file "
         "(the upper bound of every run).",
     ),
-    prompt_class: opt.PromptClass = None,
-    llm: opt.Llm = None,
-    prompt_type: opt.PromptType = None,
+    kind: opt.KindOptions = ...,
     per_query: bool = typer.Option(
         False, "--per-query", "-q", help="TSV: run, measure, query, value (and 'all'), as leaderboard -q."
     ),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, json or latex."),
     output: opt.ReportPath = None,
-    query: opt.QueryIds = None,
-    queries: opt.QueriesFile = None,
+    subset: opt.QueryOptions = ...,
 ) -> None:
     """Rubric-Cover@k per run: share of a query's items answered by the run's first k passages.
 
@@ -257,21 +245,20 @@ def cover_command(
 
     Example: rubric evaluate cover graded.jsonl.gz -k 20 --min-grade 4 --bank questions.jsonl.gz
     """
-    from rubric.data.select import GradeFilter
     from rubric.evaluate.coverage import cover
 
     _check_choice("--format", fmt, ("tsv", "json", "latex"))
-    if prompt_type is not None:
-        _check_choice("--prompt-type", prompt_type, ("question", "nugget"))
+    if kind.prompt_type is not None:
+        _check_choice("--prompt-type", kind.prompt_type, ("question", "nugget"))
     report = cover(
         graded,
         k,
         min_grade,
-        GradeFilter(prompt_class, llm, prompt_type),
+        kind.grade_filter(),
         bank,
         normalized,
         complete=complete,
-        queries=opt.selection(query, queries),
+        queries=subset.selection(),
         correct_answered=correct_answered,
         overall=overall,
     )
@@ -348,13 +335,7 @@ def correlate_command(
         result = run_sweep(
             expand_paths(qrels), expand_paths(runs), off, ms, levels or [1], rounding, queries=chosen
         )
-        if result.only_ours:
-            info(
-                f"left out {len(result.only_ours)} runs not on the official leaderboard: "
-                + ", ".join(result.only_ours)
-            )
-        if result.only_official:
-            info(f"official runs without a run file: {', '.join(result.only_official)}")
+        _notes(result.left_out())
         emit(sweep_tsv(result.rows), output)
         _notes(result.notes)
         return
@@ -368,16 +349,12 @@ def correlate_command(
             raise UserError(f"{option}: only used with --sweep")
     off = read_official(official, official_measure or measure)
     result = correlate(leaderboard, off, rounding, measure=measure)
-    if result.only_ours:
-        info(f"left out runs not on the official leaderboard: {', '.join(result.only_ours)}")
-    if result.only_official:
-        info(f"left out official runs missing from {leaderboard}: {', '.join(result.only_official)}")
-    if result.tied:
-        info(f"every run of {leaderboard} has the same score: the correlation is undefined (nan)")
+    _notes(result.left_out(leaderboard))
     emit(result.to_tsv(), output)
 
 
 @app.command("compare")
+@opt.option_groups
 def compare_command(
     runs: opt.Runs,
     qrels: opt.QrelsFile,
@@ -408,8 +385,7 @@ def compare_command(
     ),
     name_from: opt.NameFrom = "tag",
     output: opt.ReportPath = None,
-    query: opt.QueryIds = None,
-    queries: opt.QueriesFile = None,
+    subset: opt.QueryOptions = ...,
 ) -> None:
     """Paired significance tests between runs on per-query scores, with effect sizes.
 
@@ -426,7 +402,7 @@ def compare_command(
     _check_choice("--correction", correction, CORRECTIONS)
     _check_choice("--name-from", name_from, ("tag", "file"))
     ms = parse_measures(measures)  # before any file is read
-    chosen = opt.selection(query, queries)
+    chosen = subset.selection()
     report = compare(
         qrels,
         runs,

@@ -15,6 +15,7 @@ from rubric.cli.common import OptionalOutputPath, emit, info
 from rubric.errors import UserError
 
 
+@opt.option_groups
 def meta_command(
     evaluations: list[str] = typer.Argument(
         ...,
@@ -77,8 +78,7 @@ def meta_command(
         help="Compare two ASSIGNED files instead: 3x3 support/partial_support/not_support matrix "
         "(rows: the first file, columns: the second) with shares and counts.",
     ),
-    query: opt.QueryIds = None,
-    queries: opt.QueriesFile = None,
+    subset: opt.QueryOptions = ...,
 ) -> None:
     """How well an evaluation agrees with a reference: Kendall's tau three ways, as the papers do.
 
@@ -100,7 +100,7 @@ def meta_command(
 
         plot_format(plot)  # a bad suffix or a missing matplotlib fails before any file is read
         require_matplotlib()
-    chosen = opt.selection(query, queries)
+    chosen = subset.selection()
     if confusion:
         _confusion(evaluations, reference, measures, per_topic, label_runs, fmt, output, plot, chosen)
         return

@@ -24,7 +24,7 @@ from typing import Annotated, Any
 import typer
 
 from rubric.cli.common import WRITES, info
-from rubric.errors import UserError
+from rubric.errors import at_least
 from rubric.llm.registry import backends_help
 
 # --- query subsets ------------------------------------------------------------------------------
@@ -61,6 +61,12 @@ def note_absent(ids: list[str], where: str, consequence: str = "") -> None:
         info(line)
 
 
+ReportPath = Annotated[
+    Path | None,
+    WRITES,
+    typer.Option("--output", "-o", help="Write the report here (atomically) instead of stdout."),
+]
+
 # --- the response cache -------------------------------------------------------------------------
 
 Cache = Annotated[
@@ -77,12 +83,6 @@ PromptFiles = Annotated[
 ]
 
 # --- the OpenAI-compatible backend --------------------------------------------------------------
-
-
-def at_least(option: str, value: int | None, minimum: int) -> None:
-    """An integer option below its minimum is a user error naming the option."""
-    if value is not None and value < minimum:
-        raise UserError(f"{option}: must be at least {minimum}, got {value}")
 
 
 @dataclasses.dataclass
@@ -175,24 +175,14 @@ class ChatOptions:
         at_least("--parse-retries", self.parse_retries, 0)
 
 
-def open_cache(cache: Path | None, no_cache: bool) -> Any:
-    """The response cache of ``--cache`` / ``--no-cache`` (a file that is no sqlite cache: exit 2)."""
-    from rubric.llm.cache import ResponseCache, default_cache_path
-
-    return None if no_cache else ResponseCache(cache or default_cache_path())
-
-
 def backend_from(options: ChatOptions) -> tuple[Any, Any]:
     """The :class:`~rubric.llm.openai_chat.OpenAIChat` of the options (checked first), and its cache."""
     from rubric.llm.openai_chat import OpenAIChat
 
     options.check()
-    responses = open_cache(options.cache, options.no_cache)
-    api = dataclasses.asdict(options.api)
-    backend = OpenAIChat.from_options(
-        model=options.model, temperature=options.temperature, max_tokens=options.max_tokens, **api
-    )
-    return backend, responses
+    settings = {"temperature": options.temperature, "max_tokens": options.max_tokens}
+    api = settings | dataclasses.asdict(options.api)
+    return OpenAIChat.cached(options.model, options.cache, not options.no_cache, **api)
 
 
 def report_llm(backend: Any) -> None:
@@ -434,12 +424,15 @@ def option_groups(command: Callable[..., Any]) -> Callable[..., Any]:
     return grouped
 
 
-# --- which grades of a graded file --------------------------------------------------------------
+# --- which grades of a graded file -------------------------------------------------------------
 
 PromptClass = Annotated[
     str | None,
     typer.Option(
-        "--prompt-class", help="Grades of this prompt class; needed only when the file holds several kinds."
+        "--prompt-class",
+        "--rating-prompt",
+        "-p",
+        help="Grades of this prompt class; needed only when the file holds several kinds.",
     ),
 ]
 Llm = Annotated[
@@ -455,6 +448,63 @@ PromptType = Annotated[
 ]
 
 
+@dataclasses.dataclass
+class QueryOptions:
+    """``--query`` and ``--queries``: the queries a command reads."""
+
+    query: QueryIds = None
+    queries: QueriesFile = None
+
+    def selection(self) -> Any:
+        """The :class:`~rubric.data.query_selection.QuerySelection` of the two options."""
+        return selection(self.query, self.queries)
+
+
+@dataclasses.dataclass
+class KindOptions:
+    """Which grades of a graded file: prompt class, LLM, prompt type."""
+
+    prompt_class: PromptClass = None
+    llm: Llm = None
+    prompt_type: PromptType = None
+
+    def grade_filter(self) -> Any:
+        from rubric.data.select import GradeFilter
+
+        return GradeFilter(self.prompt_class, self.llm, self.prompt_type)
+
+
+GRADED_HELP = "Graded passages file (.jsonl.gz) from `rubric grade` or the original workbench."
+
+
+@dataclasses.dataclass
+class GradedOptions:
+    """The graded file a report reads, which of its grades and which queries."""
+
+    graded: Annotated[Path, typer.Argument(help=GRADED_HELP)]
+    kind: KindOptions = dataclasses.field(default_factory=KindOptions)
+    subset: QueryOptions = dataclasses.field(default_factory=QueryOptions)
+
+    def selection(self) -> Any:
+        """The :class:`~rubric.verify.report.GradedSelection` the options name."""
+        from rubric.verify.report import GradedSelection
+
+        return GradedSelection(self.graded, self.kind.grade_filter(), self.subset.selection())
+
+
+@dataclasses.dataclass
+class RowTables:
+    """How a report of row tables is written: ``--format`` (checked at once) and ``-o``."""
+
+    fmt: Annotated[str, typer.Option("--format", "-f", help="tsv, csv or md (Markdown).")] = "tsv"
+    output: ReportPath = None
+
+    def __post_init__(self) -> None:
+        from rubric.data.table import check_format
+
+        check_format(self.fmt, ("tsv", "csv", "md"))
+
+
 # --- runs, qrels and reports --------------------------------------------------------------------
 
 Runs = Annotated[
@@ -468,11 +518,6 @@ Level = Annotated[
     int, typer.Option("--level", "-l", min=1, help="trec_eval -l: grades >= this are relevant.")
 ]
 NameFrom = Annotated[str, typer.Option("--name-from", help="Run name: 'tag' (column 6) or 'file'.")]
-ReportPath = Annotated[
-    Path | None,
-    WRITES,
-    typer.Option("--output", "-o", help="Write the report here (atomically) instead of stdout."),
-]
 Label = Annotated[
     str,
     typer.Option(

@@ -71,14 +71,14 @@ def assign_command(
     opt.report_failures(failures, "assignment batches")
 
 
+@opt.option_groups
 def nuggets_command(
     assigned: Path = typer.Argument(..., help="ASSIGNED file from `rubric grade assign`."),
     output: OptionalOutputPath = typer.Option(
         None, "--output", "-o", help="Also write the per-(run, query) scores here (TSV)."
     ),
     fmt: str = typer.Option("tsv", "--format", help="Leaderboard format on stdout: tsv, json or latex."),
-    query: opt.QueryIds = None,
-    queries: opt.QueriesFile = None,
+    subset: opt.QueryOptions = ...,
 ) -> None:
     """Nugget scores per run: V_strict, V_partial, A_strict, A_partial (mean over queries, stderr).
 
@@ -92,7 +92,7 @@ def nuggets_command(
 
     if fmt not in ("tsv", "json", "latex"):
         raise UserError(f"--format: expected tsv, json or latex, got {fmt!r}")
-    report = nugget_scores(assigned, opt.selection(query, queries))
+    report = nugget_scores(assigned, subset.selection())
     if output is not None:
         write_output(output, report.per_query_tsv())
     write_output(None, report.render(fmt))

@@ -9,23 +9,14 @@ import typer
 
 from rubric.cli import options as opt
 from rubric.cli.common import OptionalOutputPath, OutputPath, info, phase_app
+from rubric.data.table import check_format, emit_tables
+from rubric.verify.report import selected_grades, write_report
 
 app = phase_app(
     "Check the grader and the bank: grades with answers, grids, uncovered relevant passages, "
     "spurious items, agreement with human judgments, the impact of a bank edit, an HTML review page "
     "where humans correct grades and items, and `apply` to feed their reviews back."
 )
-
-GRADED_HELP = "Graded passages file (.jsonl.gz) from `rubric grade` or the original workbench."
-
-
-def _prompt_opt(*names: str, extra: str = ""):
-    return typer.Option(
-        None,
-        *names,
-        help="Prompt class of the grades to use (default: the only one in the file). " + extra,
-    )
-
 
 DL_JUDGMENT_HINT = (
     "1 (trec_eval's default level) counts every judgment above 0; TREC DL passage judgments are "
@@ -49,131 +40,70 @@ def _open(graded: Path, queries=None):
     return graded_input(graded, queries)
 
 
-def _matrix(
-    source,
-    prompt_class: str | None,
-    llm: str | None,
-    prompt_type: str | None,
-    answer: str = "auto",
-    items: bool = False,
-):
-    """The selected grades of an open graded file (see :func:`_open`), streamed; ``items``: the
-    report needs item grades, so direct prompts are refused."""
-    from rubric.data.select import GradeFilter
-    from rubric.errors import UserError
-    from rubric.verify.matrix import open_matrix
-
-    m = open_matrix(source, GradeFilter(prompt_class, llm, prompt_type), answer_prompt=answer)
-    opt.note_absent(m.absent, source.source, "selected")
-    if items and m.direct:
-        raise UserError(f"{source.source}: {m.kind.prompt_class} is a direct prompt; it grades no items")
-    return m
-
-
-def _left_out(m, source) -> None:
-    """After a report went through the matrix: how many passages had no grades of its kind."""
-    if m.ungraded:
-        info(f"{source.source}: {m.ungraded} passages have no {m.kind.prompt_class} grades and are left out")
-
-
 def _texts(banks: list[Path] | None) -> dict[str, str]:
     from rubric.verify.items import load_item_texts
 
     return load_item_texts(banks or [])
 
 
-ROW_FORMATS = ("tsv", "csv", "md")
-
-
-def _check_format(fmt: str, allowed: tuple[str, ...] = ROW_FORMATS) -> None:
-    """Checked before any file is read, so a typo fails at once."""
-    from rubric.data.table import check_format
-
-    check_format(fmt, allowed)
-
-
-def _emit(tables, fmt: str, output: Path | None) -> None:
-    """Write tables as they come (a report over a huge file streams)."""
-    from rubric.data.table import emit_tables
-
-    emit_tables(tables, fmt, output)
-
-
 @app.command("grading")
+@opt.option_groups
 def grading_command(
-    graded: Path = typer.Argument(..., help=GRADED_HELP),
-    prompt_class: str | None = _prompt_opt("--rating-prompt", "--prompt-class", "-p"),
+    graded: opt.GradedOptions = ...,
     answer_prompt: str = ANSWER_OPT,
-    llm: opt.Llm = None,
-    prompt_type: opt.PromptType = None,
     bank: list[Path] = BANK_OPT,
     width: int = typer.Option(
         120, "--width", min=0, help="Cut answers and passage texts to this many characters (0: all)."
     ),
-    fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, csv or md (Markdown)."),
-    output: opt.ReportPath = None,
-    query: opt.QueryIds = None,
-    queries: opt.QueriesFile = None,
+    table: opt.RowTables = ...,
 ) -> None:
     """Per item, every passage's grade with the extracted answer, highest grade first.
 
     Example: rubric verify grading graded.jsonl.gz --rating-prompt NuggetSelfRatedPrompt
     --answer-prompt NuggetExtractionPrompt --format md -o grading.md
     """
-    from rubric.verify.grading import grading_table
-
-    _check_format(fmt)
-
     from collections import Counter
+
+    from rubric.verify.grading import grading_table
 
     texts = _texts(bank)
     counts: Counter[str] = Counter()
-    with _open(graded, opt.selection(query, queries)) as source:
-        m = _matrix(source, prompt_class, llm, prompt_type, answer_prompt)
-        _emit([grading_table(m, texts, width, counts)], fmt, output)
-        _left_out(m, source)
+    build = lambda m: [grading_table(m, texts, width, counts)]  # noqa: E731
+    write_report(graded.selection(), build, table.fmt, table.output, info, answer_prompt)
     info(f"{counts['grades']} grades of {counts['items']} items in {counts['queries']} queries")
 
 
 @app.command("grid")
+@opt.option_groups
 def grid_command(
-    graded: Path = typer.Argument(..., help=GRADED_HELP),
-    prompt_class: str | None = _prompt_opt("--prompt-class", "--rating-prompt", "-p"),
+    graded: opt.GradedOptions = ...,
     answer_prompt: str = ANSWER_OPT,
-    llm: opt.Llm = None,
-    prompt_type: opt.PromptType = None,
     bank: list[Path] = BANK_OPT,
     answers: bool = typer.Option(
         True, "--answers/--no-answers", help="Cells 'grade: answer' (default) or just the grade."
     ),
     width: int = typer.Option(60, "--width", min=0, help="Cut answers to this many characters (0: all)."),
-    fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, csv or md; one table per query."),
-    output: opt.ReportPath = None,
-    query: opt.QueryIds = None,
-    queries: opt.QueriesFile = None,
+    table: opt.RowTables = ...,
 ) -> None:
     """Per query, a passages x items grid of grades and answers (columns: short item ids).
 
-    Tables are separated by a blank line; each lists its items' full ids (and texts with --bank)
-    under it.
+    Tables (one per query) are separated by a blank line; each lists its items' full ids (and
+    texts with --bank) under it.
 
     Example: rubric verify grid graded.jsonl.gz --prompt-class QuestionSelfRatedUnanswerablePromptWithChoices
     --format csv -o grid.csv
     """
     from rubric.verify.grid import grid_tables
 
-    _check_format(fmt)
-
     texts = _texts(bank)
-    with _open(graded, opt.selection(query, queries)) as source:
-        m = _matrix(source, prompt_class, llm, prompt_type, answer_prompt)
-        _emit(grid_tables(m, texts, answers=answers, width=width), fmt, output)
-        _left_out(m, source)
+    build = lambda m: grid_tables(m, texts, answers=answers, width=width)  # noqa: E731
+    write_report(graded.selection(), build, table.fmt, table.output, info, answer_prompt)
 
 
 @app.command("uncovered")
+@opt.option_groups
 def uncovered_command(
-    graded: Path = typer.Argument(..., help=GRADED_HELP),
+    graded: opt.GradedOptions = ...,
     min_judgment: int = typer.Option(
         1,
         "--min-relevant-judgment",
@@ -185,16 +115,10 @@ def uncovered_command(
     min_grade: int = typer.Option(
         4, "--min-grade", "-t", min=0, max=5, help="An item covers a passage from this grade."
     ),
-    prompt_class: str | None = _prompt_opt("--prompt-class", "-p"),
-    llm: opt.Llm = None,
-    prompt_type: opt.PromptType = None,
     width: int = typer.Option(
         200, "--width", min=0, help="Cut passage texts to this many characters (0: all)."
     ),
-    fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, csv or md."),
-    output: opt.ReportPath = None,
-    query: opt.QueryIds = None,
-    queries: opt.QueriesFile = None,
+    table: opt.RowTables = ...,
 ) -> None:
     """Passages judged relevant whose best grade is below the threshold: what the bank misses.
 
@@ -202,34 +126,24 @@ def uncovered_command(
     """
     from rubric.verify.uncovered import uncovered_table
 
-    _check_format(fmt)
-
-    with _open(graded, opt.selection(query, queries)) as source:
-        m = _matrix(source, prompt_class, llm, prompt_type, "rating")
-        table = uncovered_table(m, min_judgment, min_grade, width)
-        _emit([table], fmt, output)
-        _left_out(m, source)
-    info(table.notes[0])
+    build = lambda m: [uncovered_table(m, min_judgment, min_grade, width)]  # noqa: E731
+    (found,) = write_report(graded.selection(), build, table.fmt, table.output, info, "rating")
+    info(found.notes[0])
 
 
 @app.command("spurious")
+@opt.option_groups
 def spurious_command(
-    graded: Path = typer.Argument(..., help=GRADED_HELP),
+    graded: opt.GradedOptions = ...,
     max_judgment: int = typer.Option(
         0, "--max-judgment", "-j", min=0, help="Judged non-relevant up to this level."
     ),
     min_grade: int = typer.Option(
         4, "--min-grade", "-t", min=0, max=5, help="A grade from this level counts as high."
     ),
-    prompt_class: str | None = _prompt_opt("--prompt-class", "-p"),
-    llm: opt.Llm = None,
-    prompt_type: opt.PromptType = None,
     bank: list[Path] = BANK_OPT,
     top: int = typer.Option(0, "--top", "-n", min=0, help="Show only the first N items (0: all)."),
-    fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, csv or md."),
-    output: opt.ReportPath = None,
-    query: opt.QueryIds = None,
-    queries: opt.QueriesFile = None,
+    table: opt.RowTables = ...,
 ) -> None:
     """Items ranked by how many passages judged non-relevant they grade high (counts per item).
 
@@ -237,19 +151,17 @@ def spurious_command(
     """
     from rubric.verify.spurious import spurious_table
 
-    _check_format(fmt)
-
     texts = _texts(bank)
-    with _open(graded, opt.selection(query, queries)) as source:
-        m = _matrix(source, prompt_class, llm, prompt_type, "rating", items=True)
-        table = spurious_table(m, max_judgment, min_grade, texts, top)
-        _left_out(m, source)
-    _emit([table], fmt, output)
+    build = lambda m: [spurious_table(m, max_judgment, min_grade, texts, top)]  # noqa: E731
+    write_report(graded.selection(), build, table.fmt, table.output, info, "rating", items=True)
 
 
 @app.command("agreement")
+@opt.option_groups
 def agreement_command(
-    graded: Path | None = typer.Argument(None, help=GRADED_HELP + " Optional with --labels and --judgments."),
+    graded: Path | None = typer.Argument(
+        None, help=opt.GRADED_HELP + " Optional with --labels and --judgments."
+    ),
     min_relevant: int = typer.Option(
         1,
         "--min-relevant-judgment",
@@ -300,8 +212,7 @@ def agreement_command(
     ),
     fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, md or latex (booktabs)."),
     output: opt.ReportPath = None,
-    query: opt.QueryIds = None,
-    queries: opt.QueriesFile = None,
+    subset: opt.QueryOptions = ...,
 ) -> None:
     """Grade x judgment counts, binarised tables for every grade threshold, Cohen's kappa.
 
@@ -317,9 +228,9 @@ def agreement_command(
     from rubric.errors import UserError
     from rubric.evaluate.labels import LabelRule
     from rubric.verify.agreement import Agreement, GradeMap
-    from rubric.verify.sides import graded_sides, qrels_cells, qrels_side, stored_judgments
+    from rubric.verify.sides import agreement_sides
 
-    _check_format(fmt, ("tsv", "md", "latex"))
+    check_format(fmt, ("tsv", "md", "latex"))
     if plot is not None:
         from rubric.plots import plot_format, require_matplotlib
 
@@ -333,35 +244,16 @@ def agreement_command(
         if prompt_class and len(prompt_class) > 1:
             raise UserError("--reviews: give at most one --prompt-class (the LLM grades to compare)")
         _reviewer_agreement(
-            graded, prompt_class[0] if prompt_class else None, llm, prompt_type, query, queries, fmt, output
+            graded, prompt_class[0] if prompt_class else None, llm, prompt_type, subset, fmt, output
         )
         return
     rule = LabelRule.parse(label, min_grade)
     mapping = GradeMap.parse(grade_map) if grade_map else None
-    chosen = opt.selection(query, queries)
-
-    def cells_of(path: Path) -> dict[tuple[str, str], int]:
-        found, absent = qrels_cells(path, chosen)
-        opt.note_absent(absent, str(path), "selected")
-        return found
-
-    human = cells_of(judgments_file) if judgments_file is not None else None
-    if labels is not None:
-        if prompt_class:
-            raise UserError("--prompt-class: not used with --labels (the qrels are the labels)")
-        side = cells_of(labels)
-        if human is None:
-            if graded is None:
-                raise UserError("--labels: give GRADED (for its judgments) or --judgments QRELS")
-            with _open(graded, chosen) as source:
-                human = stored_judgments(source)
-        sides = [qrels_side(labels.name, side, human, mapping)]
-    else:
-        if graded is None:
-            raise UserError("GRADED: missing; give a graded passages file (or --labels and --judgments)")
-        with _open(graded, chosen) as source:
-            opt.note_absent(source.absent(), str(graded), "selected")
-            sides = graded_sides(source, prompt_class or [None], llm, prompt_type, rule, mapping, human)
+    chosen = subset.selection()
+    classes = prompt_class or []
+    sides = agreement_sides(
+        graded, labels, judgments_file, chosen, classes, llm, prompt_type, rule, mapping, info
+    )
     tables = []
     agreements = []
     for name, counts in sides:
@@ -375,7 +267,7 @@ def agreement_command(
 
             tables.extend(original_tables(ag))
         info(ag.summary())
-    _emit(tables, fmt, output)
+    emit_tables(tables, fmt, output)
     if plot is not None:
         from rubric.plots.heatmap import count_heatmaps
 
@@ -383,38 +275,33 @@ def agreement_command(
         info(f"wrote {plot}")
 
 
-def _reviewer_agreement(graded, prompt_class, llm, prompt_type, query, queries, fmt, output) -> None:
+def _reviewer_agreement(graded, prompt_class, llm, prompt_type, subset, fmt, output) -> None:
     """`verify agreement --reviews`: the LLM against each reviewer, and reviewers against each other."""
     from rubric.data.select import GradeFilter
     from rubric.verify.reviewers import agreement_tables, rater_counts
 
-    with _open(graded, opt.selection(query, queries)) as source:
+    with _open(graded, subset.selection()) as source:
         opt.note_absent(source.absent(), str(graded), "selected")
         kind, raters = rater_counts(source, GradeFilter(prompt_class, llm, prompt_type))
     tables = agreement_tables(raters)
     for row in tables[0].rows:
         a, b, n, kappa = row[0], row[1], row[2], row[4]
         info(f"{a} vs {b}: {n} cells" + (f", kappa {kappa:.4f}" if isinstance(kappa, float) else ""))
-    _emit(tables, fmt, output)
+    emit_tables(tables, fmt, output)
 
 
 @app.command("impact")
+@opt.option_groups
 def impact_command(
-    graded: Path = typer.Argument(..., help=GRADED_HELP),
+    graded: opt.GradedOptions = ...,
     bank_before: Path = typer.Option(..., "--bank-before", "-a", help="The bank before the edit."),
     bank_after: Path = typer.Option(..., "--bank-after", "-b", help="The bank after the edit."),
-    prompt_class: str | None = _prompt_opt("--prompt-class", "-p"),
-    llm: opt.Llm = None,
-    prompt_type: opt.PromptType = None,
     label: opt.Label = "max",
     min_grade: opt.CountFrom = 1,
     needs_grading: OptionalOutputPath = typer.Option(
         None, "--needs-grading", help="Also write the new bank's items that still need grading as a bank."
     ),
-    fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, csv or md."),
-    output: opt.ReportPath = None,
-    query: opt.QueryIds = None,
-    queries: opt.QueriesFile = None,
+    table: opt.RowTables = ...,
 ) -> None:
     """Which passages change label (and by how much) when the bank is edited, without regrading.
 
@@ -428,16 +315,13 @@ def impact_command(
     from rubric.evaluate.labels import LabelRule
     from rubric.verify.impact import bank_impact, needs_grading_banks
 
-    _check_format(fmt)
     rule = LabelRule.parse(label, min_grade)
-    chosen = opt.selection(query, queries)
-    before = list(chosen.select(read_bank(bank_before), lambda b: b.query_id))
-    after = list(chosen.select(read_bank(bank_after), lambda b: b.query_id))
-    with _open(graded, chosen) as source:
-        m = _matrix(source, prompt_class, llm, prompt_type, "rating", items=True)
+    selection = graded.selection()
+    before = list(selection.queries.select(read_bank(bank_before), lambda b: b.query_id))
+    after = list(selection.queries.select(read_bank(bank_after), lambda b: b.query_id))
+    with selected_grades(selection, info, "rating", items=True) as m:
         result = bank_impact(m, before, after, rule)
-        _left_out(m, source)
-    _emit([result.items_table(), result.changes_table()], fmt, output)
+    emit_tables([result.items_table(), result.changes_table()], table.fmt, table.output)
     if needs_grading is not None:
         n = write_bank(needs_grading, needs_grading_banks(after, result))
         info(f"wrote {needs_grading}: {n} banks with items to grade")
@@ -445,13 +329,11 @@ def impact_command(
 
 
 @app.command("html")
+@opt.option_groups
 def html_command(
-    graded: Path = typer.Argument(..., help=GRADED_HELP),
+    graded: opt.GradedOptions = ...,
     output: OutputPath = typer.Option(..., "--output", "-o", help="HTML file to write."),
-    prompt_class: str | None = _prompt_opt("--prompt-class", "--rating-prompt", "-p"),
     answer_prompt: str = ANSWER_OPT,
-    llm: opt.Llm = None,
-    prompt_type: opt.PromptType = None,
     bank: list[Path] = BANK_OPT,
     min_grade: int = typer.Option(
         4, "--min-grade", "-t", min=0, max=5, help="Initial grade threshold of the filters."
@@ -472,8 +354,6 @@ def html_command(
         help="Initial spurious-item rule: graded >= --min-grade on this many passages judged non-relevant.",
     ),
     title: str = typer.Option("rubric verify", "--title", help="Page title."),
-    query: opt.QueryIds = None,
-    queries: opt.QueriesFile = None,
 ) -> None:
     """One self-contained HTML review page: per query a colour-scaled passages x items grid.
 
@@ -493,8 +373,7 @@ def html_command(
     from rubric.verify.review import file_sha256
 
     texts = _texts(bank)
-    with _open(graded, opt.selection(query, queries)) as source:
-        m = _matrix(source, prompt_class, llm, prompt_type, answer_prompt)
+    with selected_grades(graded.selection(), info, answer_prompt) as m:
         with open_output(output) as out:
             n_queries, n_passages = write_page(
                 out,
@@ -504,9 +383,8 @@ def html_command(
                 min_judgment=min_judgment,
                 spurious_min=spurious_min,
                 title=title,
-                source={"file": graded.name, "sha256": file_sha256(source.readable)},
+                source={"file": graded.graded.name, "sha256": file_sha256(m.readable)},
             )
-        _left_out(m, source)
     size = os.stat(output).st_size // 1024 if os.path.isfile(output) else 0
     info(f"wrote {output}: {n_queries} queries, {n_passages} passages, {size} KiB")
 

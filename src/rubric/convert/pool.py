@@ -35,6 +35,20 @@ class PoolReport:
     missing_text: list[tuple[str, str]] = field(default_factory=list)
     runs_without_queries: list[str] = field(default_factory=list)
 
+    def lines(self, output: Path, queries: Path) -> list[str]:
+        """The summary of pooling into ``output``, after what was left out or looks wrong."""
+        out = []
+        if self.missing_text:
+            first = ", ".join(d for _, d in self.missing_text[:5])
+            out.append(f"left out {len(self.missing_text)} pooled passages without text (first: {first})")
+        if self.runs_without_queries:
+            names = ", ".join(self.runs_without_queries)
+            out.append(
+                f"warning: no query of {queries} occurs in run(s) {names}: are the query ids the same?"
+            )
+        summary = f"{self.queries} queries, {self.passages} passages ({self.judged} judged)"
+        return [*out, f"wrote {output}: {summary} from {len(self.runs)} runs"]
+
 
 def build_pool(
     queries: Queries,

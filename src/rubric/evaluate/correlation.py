@@ -62,6 +62,19 @@ class Correlation:
     def n(self) -> int:
         return len(self.runs)
 
+    def left_out(self, leaderboard: str | Path) -> list[str]:
+        """What did not count: runs on one side only, and a tie of every run (undefined)."""
+        lines = []
+        if self.only_ours:
+            lines.append(f"left out runs not on the official leaderboard: {', '.join(self.only_ours)}")
+        if self.only_official:
+            lines.append(
+                f"left out official runs missing from {leaderboard}: {', '.join(self.only_official)}"
+            )
+        if self.tied:
+            lines.append(f"every run of {leaderboard} has the same score: the correlation is undefined (nan)")
+        return lines
+
     def to_tsv(self) -> str:
         """``runs spearman kendall``, the correlations to three decimals."""
         return f"runs\tspearman\tkendall\n{self.n}\t{self.spearman:.3f}\t{self.kendall:.3f}\n"
@@ -249,6 +262,16 @@ class Sweep:
     only_ours: list[str]
     only_official: list[str]
     notes: list[str] = field(default_factory=list)
+
+    def left_out(self) -> list[str]:
+        """The runs on one side only (the runs of the rows are on both)."""
+        lines = []
+        if self.only_ours:
+            names = ", ".join(self.only_ours)
+            lines.append(f"left out {len(self.only_ours)} runs not on the official leaderboard: {names}")
+        if self.only_official:
+            lines.append(f"official runs without a run file: {', '.join(self.only_official)}")
+        return lines
 
 
 def sweep(

@@ -43,6 +43,19 @@ class QrelsResult:
             out.setdefault(query, {})[doc] = label
         return out
 
+    def summary(self, path: str | Path, lines: int, prefer: str | None = None) -> list[str]:
+        """What was written to ``path`` (``lines`` lines), what the preferred grades replaced and
+        which passages got no line."""
+        graded = self.passages - self.ungraded
+        out = [f"wrote {path}: {lines} lines from {graded} graded passages ({self.kind})"]
+        if prefer is not None:
+            out.append(
+                f"{self.preferred} passages have {prefer} grades, which replace the others' on their items"
+            )
+        if self.ungraded:
+            out.append(f"{self.ungraded} of {self.passages} passages have no such grade and got no line")
+        return out
+
     def write(self, path: str | Path) -> int:
         """Write TREC qrels (atomically); returns the number of lines."""
         from rubric.data.trec import write_qrels

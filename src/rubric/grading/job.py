@@ -146,9 +146,9 @@ class GradeJob:
         return total
 
     def open_cache(self) -> Any:
-        from rubric.llm.cache import ResponseCache, default_cache_path
+        from rubric.llm.cache import open_cache
 
-        return ResponseCache(self.cache or default_cache_path()) if self.use_cache else None
+        return open_cache(self.cache, self.use_cache)
 
     def check(self) -> None:
         """Everything that can be wrong with the inputs, before any model loads or worker starts."""

@@ -50,6 +50,12 @@ def default_cache_path() -> Path:
     return responses_path()
 
 
+def open_cache(path: Path | None = None, use: bool = True) -> ResponseCache | None:
+    """The response cache at ``path`` (default: :func:`default_cache_path`), or None when not
+    used; a file that is no sqlite cache is a user error."""
+    return ResponseCache(path or default_cache_path()) if use else None
+
+
 def cache_key(backend: str, model: str, options: dict[str, Any], prompt: str, kind: str = "generate") -> str:
     """A stable key: sha256 over the canonical JSON of everything that changes the answer."""
     blob = json.dumps([kind, backend, model, options, prompt], sort_keys=True, ensure_ascii=False)

@@ -121,6 +121,17 @@ class OpenAIChat(ChoiceRater):
         self._logprobs_supported = True
 
     @classmethod
+    def cached(
+        cls, model: str, cache: Path | None = None, use_cache: bool = True, **options: Any
+    ) -> tuple[OpenAIChat, Any]:
+        """The backend of :meth:`from_options` and its response cache (opened first, so a file
+        that is no cache fails before the API key is read)."""
+        from rubric.llm.cache import open_cache
+
+        responses = open_cache(cache, use_cache)
+        return cls.from_options(model, **options), responses
+
+    @classmethod
     def from_options(
         cls,
         model: str,

@@ -66,6 +66,7 @@ class GradeMatrix:
     queries: Iterable[QueryGrades]
     ungraded: int = 0
     absent: list[str] = field(default_factory=list)  # selected query ids the file lacks
+    readable: Path | None = None  # the file read (a copy of ``-`` or a pipe), e.g. for its sha256
 
     @property
     def direct(self) -> bool:

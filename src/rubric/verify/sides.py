@@ -9,12 +9,13 @@ passages that have both, ready for :class:`~rubric.verify.agreement.Agreement`.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from rubric.data.graded import GradedFile, LoadedGraded
 from rubric.data.query_selection import QuerySelection
 from rubric.data.select import GradeFilter, resolve_kind
+from rubric.errors import UserError
 from rubric.evaluate.labels import LabelRule
 from rubric.verify.agreement import GradeMap
 from rubric.verify.matrix import query_grades, query_judgments, query_labels
@@ -81,3 +82,46 @@ def graded_sides(
                 if key in judged:
                     found[(mapping(lab) if mapping else lab, judged[key])] += 1
     return [(kind.prompt_class, found) for kind, found in zip(kinds, counts, strict=True)]
+
+
+def agreement_sides(
+    graded: Path | None,
+    labels: Path | None,
+    judgments: Path | None,
+    chosen: QuerySelection,
+    prompt_classes: Sequence[str],
+    llm: str | None,
+    prompt_type: str | None,
+    rule: LabelRule,
+    mapping: GradeMap | None,
+    note: Callable[[str], None],
+) -> list[Side]:
+    """The sides `rubric verify agreement` compares, from the files it was given: imported LLM
+    qrels (``labels``) or the grades of ``graded`` against ``judgments`` (a human qrels file) or
+    the judgments stored in ``graded``. Selected queries an input lacks are noted."""
+    from rubric.data.graded import graded_input
+    from rubric.data.query_selection import absent_note
+
+    def cells_of(path: Path) -> dict[Cell, int]:
+        found, absent = qrels_cells(path, chosen)
+        if line := absent_note(absent, str(path), "selected"):
+            note(line)
+        return found
+
+    human = cells_of(judgments) if judgments is not None else None
+    if labels is not None:
+        if prompt_classes:
+            raise UserError("--prompt-class: not used with --labels (the qrels are the labels)")
+        side = cells_of(labels)
+        if human is None:
+            if graded is None:
+                raise UserError("--labels: give GRADED (for its judgments) or --judgments QRELS")
+            with graded_input(graded, chosen) as source:
+                human = stored_judgments(source)
+        return [qrels_side(labels.name, side, human, mapping)]
+    if graded is None:
+        raise UserError("GRADED: missing; give a graded passages file (or --labels and --judgments)")
+    with graded_input(graded, chosen) as source:
+        if line := absent_note(source.absent(), str(graded), "selected"):
+            note(line)
+        return graded_sides(source, prompt_classes or [None], llm, prompt_type, rule, mapping, human)
