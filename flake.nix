@@ -13,18 +13,22 @@
         py = pkgs.python3Packages;
         rubric-workbench = py.buildPythonPackage {
           pname = "rubric-workbench";
-          version = "0.1.0";
+          # the one version source: `__version__` in src/rubric/__init__.py (newlines made spaces,
+          # since builtins.match must match the whole text)
+          version = builtins.elemAt (builtins.match ".*__version__ = \"([^\"]+)\".*"
+            (builtins.replaceStrings [ "\n" ] [ " " ] (builtins.readFile ./src/rubric/__init__.py))) 0;
           pyproject = true;
           src = ./.;
           build-system = [ py.hatchling ];
           dependencies = with py; [
             typer pydantic numpy scipy tqdm openai nltk rapidfuzz
-            pytrec-eval-terrier
+            pytrec-eval-terrier ir-measures
           ];
           optional-dependencies = {
             hf = with py; [ torch transformers accelerate ];
+            plot = with py; [ matplotlib ];
           };
-          nativeCheckInputs = with py; [ pytestCheckHook scikit-learn tokenizers torch transformers ];
+          nativeCheckInputs = with py; [ pytestCheckHook scikit-learn tokenizers torch transformers matplotlib hypothesis ];
           pythonImportsCheck = [ "rubric" ];
         };
       in {
@@ -33,7 +37,7 @@
           packages = [
             (pkgs.python3.withPackages (ps: [ rubric-workbench ]
               ++ rubric-workbench.optional-dependencies.hf
-              ++ (with ps; [ pytest scikit-learn ruff ])))
+              ++ (with ps; [ pytest scikit-learn ruff tokenizers matplotlib hypothesis ])))
           ];
           shellHook = ''
             export OMP_NUM_THREADS=''${OMP_NUM_THREADS:-2}
