@@ -28,7 +28,6 @@ Every request is logged (``requests``) so tests can count retries and check head
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import random
@@ -39,6 +38,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from rubric.llm.lists import python_literal
 
 RETRY_NUDGE = "Answer with the list only"  # the substring the client adds when re-asking
 
@@ -51,7 +52,7 @@ def _list_after(label: str, text: str) -> list[str]:
     m = re.search(re.escape(label) + r"\s*(\[.*?\])\s*$", text, re.M | re.S)
     if not m:
         m = re.search(re.escape(label) + r"\s*(\[.*?\])", text, re.S)
-    return list(ast.literal_eval(m.group(1))) if m else []
+    return list(python_literal(m.group(1))) if m else []
 
 
 def _overlap(item: str, context: str) -> float:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import threading
 
 RETRY_NUDGE = "Answer with the list only, in exactly the format asked for above."
 
@@ -21,6 +22,21 @@ _ITEM_LINE = re.compile(r"^\s*(?:\d+\s*[.):]|[-*\u2022]|\(\d+\))\s+(.+?)\s*$")
 
 class ParseError(ValueError):
     """The answer holds no list we can read."""
+
+
+_AST_LOCK = threading.Lock()
+
+
+def python_literal(text: str) -> object:
+    """``ast.literal_eval`` one thread at a time.
+
+    CPython 3.11 keeps the AST converter's recursion depth per interpreter, not per thread, so
+    two threads parsing at once (answers parsed while a threaded server or the caller's own
+    threads parse too) can fail with ``SystemError: AST constructor recursion depth mismatch``
+    (python/cpython#106905); an answer must not fail for that.
+    """
+    with _AST_LOCK:
+        return ast.literal_eval(text)
 
 
 def _as_list(value: object, key: str | None) -> list | None:
@@ -42,7 +58,7 @@ def _load(text: str) -> object:
     except json.JSONDecodeError:
         pass
     try:
-        return ast.literal_eval(text)
+        return python_literal(text)
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         return None
 
