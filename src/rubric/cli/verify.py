@@ -9,7 +9,7 @@ import typer
 
 from rubric.cli import options as opt
 from rubric.cli.common import OptionalOutputPath, OutputPath, info, phase_app
-from rubric.data.table import check_format, emit_tables
+from rubric.data.table import emit_tables
 from rubric.verify.report import selected_grades, write_report
 
 app = phase_app(
@@ -31,13 +31,6 @@ ANSWER_OPT = typer.Option(
     help="Prompt class whose extracted answers are shown: 'auto' (the answer-extraction prompt of the "
     "same LLM and items, if exactly one), 'rating' (the rating prompt's own answers) or a prompt class.",
 )
-
-
-def _open(graded: Path, queries=None):
-    """The graded file opened for a report (read one query at a time; ``-`` and pipes copied)."""
-    from rubric.data.graded import graded_input
-
-    return graded_input(graded, queries)
 
 
 def _texts(banks: list[Path] | None) -> dict[str, str]:
@@ -225,69 +218,33 @@ def agreement_command(
     Example: rubric verify agreement graded.jsonl.gz --min-relevant-judgment 2
     --prompt-class QuestionSelfRatedUnanswerablePromptWithChoices --format latex
     """
-    from rubric.errors import UserError
-    from rubric.evaluate.labels import LabelRule
-    from rubric.verify.agreement import Agreement, GradeMap
-    from rubric.verify.sides import agreement_sides
+    from rubric.verify.agreement_report import AgreementRequest, agreement_report
 
-    check_format(fmt, ("tsv", "md", "latex"))
-    if plot is not None:
-        from rubric.plots import plot_format, require_matplotlib
-
-        plot_format(plot)
-        require_matplotlib()
-    if reviews:
-        if plot is not None or one_vs_rest:
-            raise UserError("--reviews: not used with --plot or --one-vs-rest")
-        if graded is None or labels is not None or judgments_file is not None:
-            raise UserError("--reviews: give GRADED (with HumanReview grades), not --labels or --judgments")
-        if prompt_class and len(prompt_class) > 1:
-            raise UserError("--reviews: give at most one --prompt-class (the LLM grades to compare)")
-        _reviewer_agreement(
-            graded, prompt_class[0] if prompt_class else None, llm, prompt_type, subset, fmt, output
-        )
-        return
-    rule = LabelRule.parse(label, min_grade)
-    mapping = GradeMap.parse(grade_map) if grade_map else None
-    chosen = subset.selection()
-    classes = prompt_class or []
-    sides = agreement_sides(
-        graded, labels, judgments_file, chosen, classes, llm, prompt_type, rule, mapping, info
+    request = AgreementRequest(
+        graded=graded,
+        labels=labels,
+        judgments=judgments_file,
+        prompt_classes=prompt_class or [],
+        llm=llm,
+        prompt_type=prompt_type,
+        label=label,
+        min_grade=min_grade,
+        grade_map=grade_map,
+        min_relevant=min_relevant,
+        one_vs_rest=one_vs_rest,
+        reviews=reviews,
+        fmt=fmt,
+        plot=plot,
+        query=subset.query,
+        queries=subset.queries,
     )
-    tables = []
-    agreements = []
-    for name, counts in sides:
-        if not counts:
-            raise UserError(f"{name}: no passage has both a label and a judgment")
-        ag = Agreement(counts, min_relevant, name)
-        agreements.append(ag)
-        tables.extend(ag.tables())
-        if one_vs_rest:
-            from rubric.verify.one_vs_rest import original_tables
-
-            tables.extend(original_tables(ag))
-        info(ag.summary())
-    emit_tables(tables, fmt, output)
+    report = agreement_report(request, info)
+    emit_tables(report.tables, fmt, output)
     if plot is not None:
         from rubric.plots.heatmap import count_heatmaps
 
-        count_heatmaps([ag.count_matrix() for ag in agreements], plot)
+        count_heatmaps(report.count_matrices(), plot)
         info(f"wrote {plot}")
-
-
-def _reviewer_agreement(graded, prompt_class, llm, prompt_type, subset, fmt, output) -> None:
-    """`verify agreement --reviews`: the LLM against each reviewer, and reviewers against each other."""
-    from rubric.data.select import GradeFilter
-    from rubric.verify.reviewers import agreement_tables, rater_counts
-
-    with _open(graded, subset.selection()) as source:
-        opt.note_absent(source.absent(), str(graded), "selected")
-        kind, raters = rater_counts(source, GradeFilter(prompt_class, llm, prompt_type))
-    tables = agreement_tables(raters)
-    for row in tables[0].rows:
-        a, b, n, kappa = row[0], row[1], row[2], row[4]
-        info(f"{a} vs {b}: {n} cells" + (f", kappa {kappa:.4f}" if isinstance(kappa, float) else ""))
-    emit_tables(tables, fmt, output)
 
 
 @app.command("impact")
@@ -422,52 +379,6 @@ def apply_command(
     Example: rubric verify apply alice.json bob.json graded.jsonl.gz -o reviewed.jsonl.gz
     --bank questions.jsonl.gz --bank-out questions-v2.jsonl.gz
     """
-    from rubric.data.jsonl import read_bank, write_bank
-    from rubric.errors import UserError
-    from rubric.verify.apply import (
-        apply_bank_edits,
-        apply_reviews,
-        check_bank_edits,
-        check_sources,
-        closing_lines,
-        summary_json,
-    )
-    from rubric.verify.review import file_sha256, read_reviews
+    from rubric.verify.apply import apply_review_files
 
-    if len(files) < 2:
-        raise UserError("give one or more review files, then the graded file they review")
-    *review_files, graded = files
-    if (bank is None) != (bank_out is None):
-        raise UserError("--bank and --bank-out go together: the bank to edit and where to write it")
-    if not graded.is_file():
-        raise UserError(f"{graded}: no such file")
-    reviews = read_reviews(review_files)
-    for line in check_sources(reviews, graded, file_sha256(graded), force):
-        info(f"warning: {line}")
-    banks = None
-    if bank is not None:
-        banks = list(read_bank(bank))
-        check_bank_edits(banks, reviews)  # before anything is written
-    report = apply_reviews(graded, reviews, output)
-    info(
-        f"wrote {output}: {report.records} HumanReview records"
-        + (f" (replacing {report.replaced} earlier ones)" if report.replaced else "")
-    )
-    for line in report.lines():
-        info(line)
-    edits = None
-    if banks is not None and bank_out is not None:
-        banks, edits = apply_bank_edits(banks, reviews)
-        write_bank(bank_out, banks)
-        for message in edits.messages:
-            info(message)
-        info(f"wrote {bank_out}: {edits.added} added, {edits.removed} removed, {edits.rewritten} rewritten")
-    elif reviews.bank_edits:
-        info(f"warning: {len(reviews.bank_edits)} item edits not applied; give --bank and --bank-out")
-    for line in closing_lines(reviews, report, summary):
-        info(line)
-    if summary is not None:
-        from rubric.data.files import write_output
-
-        write_output(summary, summary_json(reviews, report, edits))
-        info(f"wrote {summary}")
+    apply_review_files(files, output, bank=bank, bank_out=bank_out, summary=summary, force=force, report=info)
