@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import typer
@@ -10,7 +9,6 @@ import typer
 from rubric.cli import options as opt
 from rubric.cli.common import OptionalOutputPath, OutputPath, info, phase_app
 from rubric.data.table import emit_tables
-from rubric.verify.report import selected_grades, write_report
 
 app = phase_app(
     "Check the grader and the bank: grades with answers, grids, uncovered relevant passages, "
@@ -55,15 +53,10 @@ def grading_command(
     Example: rubric verify grading graded.jsonl.gz --rating-prompt NuggetSelfRatedPrompt
     --answer-prompt NuggetExtractionPrompt --format md -o grading.md
     """
-    from collections import Counter
-
-    from rubric.verify.grading import grading_table
+    from rubric.verify.grading import grading_report
 
     texts = _texts(bank)
-    counts: Counter[str] = Counter()
-    build = lambda m: [grading_table(m, texts, width, counts)]  # noqa: E731
-    write_report(graded.selection(), build, table.fmt, table.output, info, answer_prompt)
-    info(f"{counts['grades']} grades of {counts['items']} items in {counts['queries']} queries")
+    grading_report(graded.selection(), texts, width, table.fmt, table.output, info, answer_prompt)
 
 
 @app.command("grid")
@@ -86,11 +79,10 @@ def grid_command(
     Example: rubric verify grid graded.jsonl.gz --prompt-class QuestionSelfRatedUnanswerablePromptWithChoices
     --format csv -o grid.csv
     """
-    from rubric.verify.grid import grid_tables
+    from rubric.verify.grid import grid_report
 
     texts = _texts(bank)
-    build = lambda m: grid_tables(m, texts, answers=answers, width=width)  # noqa: E731
-    write_report(graded.selection(), build, table.fmt, table.output, info, answer_prompt)
+    grid_report(graded.selection(), texts, answers, width, table.fmt, table.output, info, answer_prompt)
 
 
 @app.command("uncovered")
@@ -117,11 +109,9 @@ def uncovered_command(
 
     Example: rubric verify uncovered graded.jsonl.gz --min-judgment 2 --min-grade 4
     """
-    from rubric.verify.uncovered import uncovered_table
+    from rubric.verify.uncovered import uncovered_report
 
-    build = lambda m: [uncovered_table(m, min_judgment, min_grade, width)]  # noqa: E731
-    (found,) = write_report(graded.selection(), build, table.fmt, table.output, info, "rating")
-    info(found.notes[0])
+    uncovered_report(graded.selection(), min_judgment, min_grade, width, table.fmt, table.output, info)
 
 
 @app.command("spurious")
@@ -142,11 +132,10 @@ def spurious_command(
 
     Example: rubric verify spurious graded.jsonl.gz --max-judgment 0 --min-grade 4 --top 20
     """
-    from rubric.verify.spurious import spurious_table
+    from rubric.verify.spurious import spurious_report
 
     texts = _texts(bank)
-    build = lambda m: [spurious_table(m, max_judgment, min_grade, texts, top)]  # noqa: E731
-    write_report(graded.selection(), build, table.fmt, table.output, info, "rating", items=True)
+    spurious_report(graded.selection(), max_judgment, min_grade, texts, top, table.fmt, table.output, info)
 
 
 @app.command("agreement")
@@ -241,9 +230,7 @@ def agreement_command(
     report = agreement_report(request, info)
     emit_tables(report.tables, fmt, output)
     if plot is not None:
-        from rubric.plots.heatmap import count_heatmaps
-
-        count_heatmaps(report.count_matrices(), plot)
+        report.draw(plot)
         info(f"wrote {plot}")
 
 
@@ -268,21 +255,13 @@ def impact_command(
     Example: rubric verify impact graded.jsonl.gz --bank-before bank.jsonl.gz
     --bank-after bank-edited.jsonl.gz --needs-grading todo-bank.jsonl.gz
     """
-    from rubric.data.jsonl import read_bank, write_bank
     from rubric.evaluate.labels import LabelRule
-    from rubric.verify.impact import bank_impact, needs_grading_banks
+    from rubric.verify.impact import impact_report
 
     rule = LabelRule.parse(label, min_grade)
-    selection = graded.selection()
-    before = list(selection.queries.select(read_bank(bank_before), lambda b: b.query_id))
-    after = list(selection.queries.select(read_bank(bank_after), lambda b: b.query_id))
-    with selected_grades(selection, info, "rating", items=True) as m:
-        result = bank_impact(m, before, after, rule)
-    emit_tables([result.items_table(), result.changes_table()], table.fmt, table.output)
-    if needs_grading is not None:
-        n = write_bank(needs_grading, needs_grading_banks(after, result))
-        info(f"wrote {needs_grading}: {n} banks with items to grade")
-    info(result.changes_table().notes[0] + "; " + result.items_table().notes[0])
+    impact_report(
+        graded.selection(), bank_before, bank_after, rule, table.fmt, table.output, needs_grading, info
+    )
 
 
 @app.command("html")
@@ -325,25 +304,20 @@ def html_command(
 
     Example: rubric verify html graded.jsonl.gz --bank bank.jsonl.gz -o review.html
     """
-    from rubric.data.files import open_output
-    from rubric.verify.html import write_page
-    from rubric.verify.review import file_sha256
+    from rubric.verify.html import review_page
 
     texts = _texts(bank)
-    with selected_grades(graded.selection(), info, answer_prompt) as m:
-        with open_output(output) as out:
-            n_queries, n_passages = write_page(
-                out,
-                m,
-                texts,
-                min_grade=min_grade,
-                min_judgment=min_judgment,
-                spurious_min=spurious_min,
-                title=title,
-                source={"file": graded.graded.name, "sha256": file_sha256(m.readable)},
-            )
-    size = os.stat(output).st_size // 1024 if os.path.isfile(output) else 0
-    info(f"wrote {output}: {n_queries} queries, {n_passages} passages, {size} KiB")
+    review_page(
+        graded.selection(),
+        output,
+        texts,
+        answer_prompt,
+        info,
+        min_grade=min_grade,
+        min_judgment=min_judgment,
+        spurious_min=spurious_min,
+        title=title,
+    )
 
 
 @app.command("apply")

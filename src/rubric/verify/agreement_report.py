@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from rubric.data.query_selection import QuerySelection
 from rubric.data.select import GradeFilter
@@ -75,9 +74,11 @@ class AgreementReport:
     tables: list[Table] = field(default_factory=list)
     agreements: list[Agreement] = field(default_factory=list)
 
-    def count_matrices(self) -> list[Any]:
-        """One heatmap panel per side (:mod:`rubric.plots.heatmap`)."""
-        return [ag.count_matrix() for ag in self.agreements]
+    def draw(self, path: Path) -> None:
+        """The grade x judgment counts as a heatmap, one panel per side (needs matplotlib)."""
+        from rubric.plots.heatmap import count_heatmaps
+
+        count_heatmaps([ag.count_matrix() for ag in self.agreements], path)
 
 
 def agreement_report(request: AgreementRequest, note: Callable[[str], None]) -> AgreementReport:
