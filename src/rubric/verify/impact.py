@@ -14,6 +14,7 @@ from pathlib import Path
 
 from rubric.data.jsonl import read_bank, write_bank
 from rubric.data.models import TestBank
+from rubric.data.query_selection import QuerySelection
 from rubric.data.table import Table, emit_tables
 from rubric.evaluate.labels import LabelRule
 from rubric.verify.items import bank_items, snippet
@@ -127,8 +128,9 @@ def impact_report(
     """`rubric verify impact`: the selected queries' banks before and after the edit against the
     selected grades; writes the item and change tables, the items that still need grading (as a
     bank, when ``needs_grading`` names a file) and notes what moved."""
-    before = list(selection.queries.select(read_bank(bank_before), lambda b: b.query_id))
-    after = list(selection.queries.select(read_bank(bank_after), lambda b: b.query_id))
+    chosen = QuerySelection.of(selection.queries)  # None: every query
+    before = list(chosen.select(read_bank(bank_before), lambda b: b.query_id))
+    after = list(chosen.select(read_bank(bank_after), lambda b: b.query_id))
     with selected_grades(selection, note, "rating", items=True) as m:
         result = bank_impact(m, before, after, rule)
     emit_tables([result.items_table(), result.changes_table()], fmt, output)
