@@ -64,6 +64,7 @@ class AgreementRequest:
                 raise UserError("--reviews: give at most one --prompt-class (the LLM grades to compare)")
 
     def selection(self) -> QuerySelection:
+        """The queries of ``--query`` and ``--queries`` (this reads the ``--queries`` file)."""
         return QuerySelection.from_options(self.query, self.queries)
 
 
