@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import typer
 
 from rubric.cli import options as opt
 from rubric.cli.common import OptionalOutputPath, OutputPath, info, phase_app
-from rubric.data.table import check_format, emit_tables
-from rubric.verify.report import selected_grades, write_report
+from rubric.data.table import emit_tables
 
 app = phase_app(
     "Check the grader and the bank: grades with answers, grids, uncovered relevant passages, "
@@ -31,13 +29,6 @@ ANSWER_OPT = typer.Option(
     help="Prompt class whose extracted answers are shown: 'auto' (the answer-extraction prompt of the "
     "same LLM and items, if exactly one), 'rating' (the rating prompt's own answers) or a prompt class.",
 )
-
-
-def _open(graded: Path, queries=None):
-    """The graded file opened for a report (read one query at a time; ``-`` and pipes copied)."""
-    from rubric.data.graded import graded_input
-
-    return graded_input(graded, queries)
 
 
 def _texts(banks: list[Path] | None) -> dict[str, str]:
@@ -62,15 +53,10 @@ def grading_command(
     Example: rubric verify grading graded.jsonl.gz --rating-prompt NuggetSelfRatedPrompt
     --answer-prompt NuggetExtractionPrompt --format md -o grading.md
     """
-    from collections import Counter
-
-    from rubric.verify.grading import grading_table
+    from rubric.verify.grading import grading_report
 
     texts = _texts(bank)
-    counts: Counter[str] = Counter()
-    build = lambda m: [grading_table(m, texts, width, counts)]  # noqa: E731
-    write_report(graded.selection(), build, table.fmt, table.output, info, answer_prompt)
-    info(f"{counts['grades']} grades of {counts['items']} items in {counts['queries']} queries")
+    grading_report(graded.selection(), texts, width, table.fmt, table.output, info, answer_prompt)
 
 
 @app.command("grid")
@@ -93,11 +79,10 @@ def grid_command(
     Example: rubric verify grid graded.jsonl.gz --prompt-class QuestionSelfRatedUnanswerablePromptWithChoices
     --format csv -o grid.csv
     """
-    from rubric.verify.grid import grid_tables
+    from rubric.verify.grid import grid_report
 
     texts = _texts(bank)
-    build = lambda m: grid_tables(m, texts, answers=answers, width=width)  # noqa: E731
-    write_report(graded.selection(), build, table.fmt, table.output, info, answer_prompt)
+    grid_report(graded.selection(), texts, answers, width, table.fmt, table.output, info, answer_prompt)
 
 
 @app.command("uncovered")
@@ -124,11 +109,9 @@ def uncovered_command(
 
     Example: rubric verify uncovered graded.jsonl.gz --min-judgment 2 --min-grade 4
     """
-    from rubric.verify.uncovered import uncovered_table
+    from rubric.verify.uncovered import uncovered_report
 
-    build = lambda m: [uncovered_table(m, min_judgment, min_grade, width)]  # noqa: E731
-    (found,) = write_report(graded.selection(), build, table.fmt, table.output, info, "rating")
-    info(found.notes[0])
+    uncovered_report(graded.selection(), min_judgment, min_grade, width, table.fmt, table.output, info)
 
 
 @app.command("spurious")
@@ -149,11 +132,10 @@ def spurious_command(
 
     Example: rubric verify spurious graded.jsonl.gz --max-judgment 0 --min-grade 4 --top 20
     """
-    from rubric.verify.spurious import spurious_table
+    from rubric.verify.spurious import spurious_report
 
     texts = _texts(bank)
-    build = lambda m: [spurious_table(m, max_judgment, min_grade, texts, top)]  # noqa: E731
-    write_report(graded.selection(), build, table.fmt, table.output, info, "rating", items=True)
+    spurious_report(graded.selection(), max_judgment, min_grade, texts, top, table.fmt, table.output, info)
 
 
 @app.command("agreement")
@@ -225,69 +207,31 @@ def agreement_command(
     Example: rubric verify agreement graded.jsonl.gz --min-relevant-judgment 2
     --prompt-class QuestionSelfRatedUnanswerablePromptWithChoices --format latex
     """
-    from rubric.errors import UserError
-    from rubric.evaluate.labels import LabelRule
-    from rubric.verify.agreement import Agreement, GradeMap
-    from rubric.verify.sides import agreement_sides
+    from rubric.verify.agreement_report import AgreementRequest, agreement_report
 
-    check_format(fmt, ("tsv", "md", "latex"))
-    if plot is not None:
-        from rubric.plots import plot_format, require_matplotlib
-
-        plot_format(plot)
-        require_matplotlib()
-    if reviews:
-        if plot is not None or one_vs_rest:
-            raise UserError("--reviews: not used with --plot or --one-vs-rest")
-        if graded is None or labels is not None or judgments_file is not None:
-            raise UserError("--reviews: give GRADED (with HumanReview grades), not --labels or --judgments")
-        if prompt_class and len(prompt_class) > 1:
-            raise UserError("--reviews: give at most one --prompt-class (the LLM grades to compare)")
-        _reviewer_agreement(
-            graded, prompt_class[0] if prompt_class else None, llm, prompt_type, subset, fmt, output
-        )
-        return
-    rule = LabelRule.parse(label, min_grade)
-    mapping = GradeMap.parse(grade_map) if grade_map else None
-    chosen = subset.selection()
-    classes = prompt_class or []
-    sides = agreement_sides(
-        graded, labels, judgments_file, chosen, classes, llm, prompt_type, rule, mapping, info
+    request = AgreementRequest(
+        graded=graded,
+        labels=labels,
+        judgments=judgments_file,
+        prompt_classes=prompt_class or [],
+        llm=llm,
+        prompt_type=prompt_type,
+        label=label,
+        min_grade=min_grade,
+        grade_map=grade_map,
+        min_relevant=min_relevant,
+        one_vs_rest=one_vs_rest,
+        reviews=reviews,
+        fmt=fmt,
+        plot=plot,
+        query=subset.query,
+        queries=subset.queries,
     )
-    tables = []
-    agreements = []
-    for name, counts in sides:
-        if not counts:
-            raise UserError(f"{name}: no passage has both a label and a judgment")
-        ag = Agreement(counts, min_relevant, name)
-        agreements.append(ag)
-        tables.extend(ag.tables())
-        if one_vs_rest:
-            from rubric.verify.one_vs_rest import original_tables
-
-            tables.extend(original_tables(ag))
-        info(ag.summary())
-    emit_tables(tables, fmt, output)
+    report = agreement_report(request, info)
+    emit_tables(report.tables, fmt, output)
     if plot is not None:
-        from rubric.plots.heatmap import count_heatmaps
-
-        count_heatmaps([ag.count_matrix() for ag in agreements], plot)
+        report.draw(plot)
         info(f"wrote {plot}")
-
-
-def _reviewer_agreement(graded, prompt_class, llm, prompt_type, subset, fmt, output) -> None:
-    """`verify agreement --reviews`: the LLM against each reviewer, and reviewers against each other."""
-    from rubric.data.select import GradeFilter
-    from rubric.verify.reviewers import agreement_tables, rater_counts
-
-    with _open(graded, subset.selection()) as source:
-        opt.note_absent(source.absent(), str(graded), "selected")
-        kind, raters = rater_counts(source, GradeFilter(prompt_class, llm, prompt_type))
-    tables = agreement_tables(raters)
-    for row in tables[0].rows:
-        a, b, n, kappa = row[0], row[1], row[2], row[4]
-        info(f"{a} vs {b}: {n} cells" + (f", kappa {kappa:.4f}" if isinstance(kappa, float) else ""))
-    emit_tables(tables, fmt, output)
 
 
 @app.command("impact")
@@ -311,21 +255,13 @@ def impact_command(
     Example: rubric verify impact graded.jsonl.gz --bank-before bank.jsonl.gz
     --bank-after bank-edited.jsonl.gz --needs-grading todo-bank.jsonl.gz
     """
-    from rubric.data.jsonl import read_bank, write_bank
     from rubric.evaluate.labels import LabelRule
-    from rubric.verify.impact import bank_impact, needs_grading_banks
+    from rubric.verify.impact import impact_report
 
     rule = LabelRule.parse(label, min_grade)
-    selection = graded.selection()
-    before = list(selection.queries.select(read_bank(bank_before), lambda b: b.query_id))
-    after = list(selection.queries.select(read_bank(bank_after), lambda b: b.query_id))
-    with selected_grades(selection, info, "rating", items=True) as m:
-        result = bank_impact(m, before, after, rule)
-    emit_tables([result.items_table(), result.changes_table()], table.fmt, table.output)
-    if needs_grading is not None:
-        n = write_bank(needs_grading, needs_grading_banks(after, result))
-        info(f"wrote {needs_grading}: {n} banks with items to grade")
-    info(result.changes_table().notes[0] + "; " + result.items_table().notes[0])
+    impact_report(
+        graded.selection(), bank_before, bank_after, rule, table.fmt, table.output, needs_grading, info
+    )
 
 
 @app.command("html")
@@ -368,25 +304,20 @@ def html_command(
 
     Example: rubric verify html graded.jsonl.gz --bank bank.jsonl.gz -o review.html
     """
-    from rubric.data.files import open_output
-    from rubric.verify.html import write_page
-    from rubric.verify.review import file_sha256
+    from rubric.verify.html import review_page
 
     texts = _texts(bank)
-    with selected_grades(graded.selection(), info, answer_prompt) as m:
-        with open_output(output) as out:
-            n_queries, n_passages = write_page(
-                out,
-                m,
-                texts,
-                min_grade=min_grade,
-                min_judgment=min_judgment,
-                spurious_min=spurious_min,
-                title=title,
-                source={"file": graded.graded.name, "sha256": file_sha256(m.readable)},
-            )
-    size = os.stat(output).st_size // 1024 if os.path.isfile(output) else 0
-    info(f"wrote {output}: {n_queries} queries, {n_passages} passages, {size} KiB")
+    review_page(
+        graded.selection(),
+        output,
+        texts,
+        answer_prompt,
+        info,
+        min_grade=min_grade,
+        min_judgment=min_judgment,
+        spurious_min=spurious_min,
+        title=title,
+    )
 
 
 @app.command("apply")
@@ -422,52 +353,6 @@ def apply_command(
     Example: rubric verify apply alice.json bob.json graded.jsonl.gz -o reviewed.jsonl.gz
     --bank questions.jsonl.gz --bank-out questions-v2.jsonl.gz
     """
-    from rubric.data.jsonl import read_bank, write_bank
-    from rubric.errors import UserError
-    from rubric.verify.apply import (
-        apply_bank_edits,
-        apply_reviews,
-        check_bank_edits,
-        check_sources,
-        closing_lines,
-        summary_json,
-    )
-    from rubric.verify.review import file_sha256, read_reviews
+    from rubric.verify.apply import apply_review_files
 
-    if len(files) < 2:
-        raise UserError("give one or more review files, then the graded file they review")
-    *review_files, graded = files
-    if (bank is None) != (bank_out is None):
-        raise UserError("--bank and --bank-out go together: the bank to edit and where to write it")
-    if not graded.is_file():
-        raise UserError(f"{graded}: no such file")
-    reviews = read_reviews(review_files)
-    for line in check_sources(reviews, graded, file_sha256(graded), force):
-        info(f"warning: {line}")
-    banks = None
-    if bank is not None:
-        banks = list(read_bank(bank))
-        check_bank_edits(banks, reviews)  # before anything is written
-    report = apply_reviews(graded, reviews, output)
-    info(
-        f"wrote {output}: {report.records} HumanReview records"
-        + (f" (replacing {report.replaced} earlier ones)" if report.replaced else "")
-    )
-    for line in report.lines():
-        info(line)
-    edits = None
-    if banks is not None and bank_out is not None:
-        banks, edits = apply_bank_edits(banks, reviews)
-        write_bank(bank_out, banks)
-        for message in edits.messages:
-            info(message)
-        info(f"wrote {bank_out}: {edits.added} added, {edits.removed} removed, {edits.rewritten} rewritten")
-    elif reviews.bank_edits:
-        info(f"warning: {len(reviews.bank_edits)} item edits not applied; give --bank and --bank-out")
-    for line in closing_lines(reviews, report, summary):
-        info(line)
-    if summary is not None:
-        from rubric.data.files import write_output
-
-        write_output(summary, summary_json(reviews, report, edits))
-        info(f"wrote {summary}")
+    apply_review_files(files, output, bank=bank, bank_out=bank_out, summary=summary, force=force, report=info)

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rubric.bank.edit import EditReport, apply_edits
+from rubric.data.files import write_output
 from rubric.data.graded import ScatteredLines
-from rubric.data.jsonl import read_passages, write_passages
+from rubric.data.jsonl import read_bank, read_passages, write_bank, write_passages
 from rubric.data.models import (
     ExamGrades,
     FullParagraphData,
@@ -33,7 +34,15 @@ from rubric.data.models import (
 )
 from rubric.errors import UserError
 from rubric.evaluate.labels import item_grades
-from rubric.verify.review import HUMAN_LLM_PREFIX, HUMAN_PROMPT_CLASS, Cell, CellDecision, ReviewSet
+from rubric.verify.review import (
+    HUMAN_LLM_PREFIX,
+    HUMAN_PROMPT_CLASS,
+    Cell,
+    CellDecision,
+    ReviewSet,
+    file_sha256,
+    read_reviews,
+)
 
 
 @dataclass(frozen=True)
@@ -315,3 +324,59 @@ def closing_lines(reviews: ReviewSet, report: ApplyReport, summary: str | Path |
     if len(reviews.notes) > 20:
         lines.append(f"... {len(reviews.notes) - 20} more notes{more_in}")
     return lines
+
+
+def apply_review_files(
+    files: Sequence[Path],
+    output: Path,
+    *,
+    bank: Path | None = None,
+    bank_out: Path | None = None,
+    summary: Path | None = None,
+    force: bool = False,
+    report: Callable[[str], None],
+) -> ApplyReport:
+    """`rubric verify apply` as one call: ``files`` are the review files, then the graded file
+    they review (the command line's order); ``report`` gets every line to show.
+
+    Every check runs before anything is written (the arguments, then the graded file's sha256
+    against each review's, then every bank edit against ``bank``), so a refused apply leaves no
+    half-written output; then the graded file, the edited bank and the summary are written in
+    that order, each announced as it is written.
+    """
+    if len(files) < 2:
+        raise UserError("give one or more review files, then the graded file they review")
+    *review_files, graded = files
+    if (bank is None) != (bank_out is None):
+        raise UserError("--bank and --bank-out go together: the bank to edit and where to write it")
+    if not graded.is_file():
+        raise UserError(f"{graded}: no such file")
+    reviews = read_reviews(review_files)
+    for line in check_sources(reviews, graded, file_sha256(graded), force):
+        report(f"warning: {line}")
+    banks = None
+    if bank is not None:
+        banks = list(read_bank(bank))
+        check_bank_edits(banks, reviews)  # before anything is written
+    applied = apply_reviews(graded, reviews, output)
+    report(
+        f"wrote {output}: {applied.records} HumanReview records"
+        + (f" (replacing {applied.replaced} earlier ones)" if applied.replaced else "")
+    )
+    for line in applied.lines():
+        report(line)
+    edits = None
+    if banks is not None and bank_out is not None:
+        banks, edits = apply_bank_edits(banks, reviews)
+        write_bank(bank_out, banks)
+        for message in edits.messages:
+            report(message)
+        report(f"wrote {bank_out}: {edits.added} added, {edits.removed} removed, {edits.rewritten} rewritten")
+    elif reviews.bank_edits:
+        report(f"warning: {len(reviews.bank_edits)} item edits not applied; give --bank and --bank-out")
+    for line in closing_lines(reviews, applied, summary):
+        report(line)
+    if summary is not None:
+        write_output(summary, summary_json(reviews, applied, edits))
+        report(f"wrote {summary}")
+    return applied

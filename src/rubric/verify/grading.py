@@ -7,11 +7,13 @@ Reading the answers of one item sorted by grade shows at a glance whether the gr
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 from rubric.data.table import Table
 from rubric.verify.items import snippet
 from rubric.verify.matrix import GradeMatrix
+from rubric.verify.report import GradedSelection, write_report
 
 
 def grading_table(
@@ -54,3 +56,22 @@ def grading_table(
         rows(),
         title=f"grades of {matrix.kind.prompt_class} ({matrix.kind.llm}), answers of {answers}",
     )
+
+
+def grading_report(
+    selection: GradedSelection,
+    item_texts: dict[str, str] | None,
+    width: int,
+    fmt: str,
+    output: Path | None,
+    note: Callable[[str], None],
+    answer: str = "auto",
+) -> Counter[str]:
+    """`rubric verify grading`: write the table of the selected grades (streamed), then note how
+    many grades, items and queries it holds; returns those counts."""
+    counts: Counter[str] = Counter()
+    write_report(
+        selection, lambda m: [grading_table(m, item_texts, width, counts)], fmt, output, note, answer
+    )
+    note(f"{counts['grades']} grades of {counts['items']} items in {counts['queries']} queries")
+    return counts

@@ -6,11 +6,13 @@ nobody answers (wrong or off-topic), a relevant passage with an empty row (a gap
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 from rubric.data.table import Table
 from rubric.verify.items import short_id, snippet
 from rubric.verify.matrix import GradeMatrix
+from rubric.verify.report import GradedSelection, write_report
 
 
 def grid_tables(
@@ -47,3 +49,18 @@ def grid_tables(
             title=f"query {q.query_id}" + (f": {q.query_text}" if q.query_text else ""),
             notes=legend,
         )
+
+
+def grid_report(
+    selection: GradedSelection,
+    item_texts: dict[str, str] | None,
+    answers: bool,
+    width: int,
+    fmt: str,
+    output: Path | None,
+    note: Callable[[str], None],
+    answer: str = "auto",
+) -> None:
+    """`rubric verify grid`: write the grids of the selected grades, one query at a time."""
+    build = lambda m: grid_tables(m, item_texts, answers=answers, width=width)  # noqa: E731
+    write_report(selection, build, fmt, output, note, answer)

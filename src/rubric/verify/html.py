@@ -19,10 +19,14 @@ from __future__ import annotations
 import html
 import io
 import json
+import os
 import re
+from collections.abc import Callable
+from pathlib import Path
 from typing import IO, Any
 
 from rubric.verify.matrix import GradeMatrix, QueryGrades
+from rubric.verify.report import GradedSelection, selected_grades
 
 # Grade colours, 0 .. 5 (ColorBrewer RdYlGn-like, light to strong); higher scales use the last.
 PALETTE = ["#f2f2f2", "#fde0a8", "#fdbf6f", "#d9ef8b", "#91cf60", "#1a9850"]
@@ -926,3 +930,38 @@ only uncovered relevant passages</label>
 </body>
 </html>
 """
+
+
+def review_page(
+    selection: GradedSelection,
+    output: Path,
+    item_texts: dict[str, str] | None,
+    answer: str,
+    note: Callable[[str], None],
+    *,
+    min_grade: int = 4,
+    min_judgment: int = 1,
+    spurious_min: int = 5,
+    title: str = "rubric verify",
+) -> tuple[int, int]:
+    """`rubric verify html`: write the page of the selected grades to ``output`` (atomically; ``-``
+    is stdout), with the graded file's name and sha256 so reviews of it can be told from reviews
+    of another file; notes the queries, passages and size written. Returns (queries, passages)."""
+    from rubric.data.files import open_output
+    from rubric.verify.review import file_sha256
+
+    with selected_grades(selection, note, answer) as m:
+        with open_output(output) as out:
+            n_queries, n_passages = write_page(
+                out,
+                m,
+                item_texts,
+                min_grade=min_grade,
+                min_judgment=min_judgment,
+                spurious_min=spurious_min,
+                title=title,
+                source={"file": selection.graded.name, "sha256": file_sha256(m.readable)},
+            )
+    size = os.stat(output).st_size // 1024 if os.path.isfile(output) else 0
+    note(f"wrote {output}: {n_queries} queries, {n_passages} passages, {size} KiB")
+    return n_queries, n_passages

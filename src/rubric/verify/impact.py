@@ -8,13 +8,18 @@ as "needs grading" (and can be written out as a bank to grade just them).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from rubric.data.jsonl import read_bank, write_bank
 from rubric.data.models import TestBank
-from rubric.data.table import Table
+from rubric.data.query_selection import QuerySelection
+from rubric.data.table import Table, emit_tables
 from rubric.evaluate.labels import LabelRule
 from rubric.verify.items import bank_items, snippet
 from rubric.verify.matrix import GradeMatrix, PassageGrades
+from rubric.verify.report import GradedSelection, selected_grades
 
 
 @dataclass
@@ -108,3 +113,29 @@ def needs_grading_banks(after: list[TestBank], impact: Impact) -> list[TestBank]
         if items:
             out.append(bank.model_copy(update={"items": items}))
     return out
+
+
+def impact_report(
+    selection: GradedSelection,
+    bank_before: Path,
+    bank_after: Path,
+    rule: LabelRule,
+    fmt: str,
+    output: Path | None,
+    needs_grading: Path | None,
+    note: Callable[[str], None],
+) -> Impact:
+    """`rubric verify impact`: the selected queries' banks before and after the edit against the
+    selected grades; writes the item and change tables, the items that still need grading (as a
+    bank, when ``needs_grading`` names a file) and notes what moved."""
+    chosen = QuerySelection.of(selection.queries)  # None: every query
+    before = list(chosen.select(read_bank(bank_before), lambda b: b.query_id))
+    after = list(chosen.select(read_bank(bank_after), lambda b: b.query_id))
+    with selected_grades(selection, note, "rating", items=True) as m:
+        result = bank_impact(m, before, after, rule)
+    emit_tables([result.items_table(), result.changes_table()], fmt, output)
+    if needs_grading is not None:
+        n = write_bank(needs_grading, needs_grading_banks(after, result))
+        note(f"wrote {needs_grading}: {n} banks with items to grade")
+    note(result.changes_table().notes[0] + "; " + result.items_table().notes[0])
+    return result

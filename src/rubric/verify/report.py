@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from rubric.data.table import Table, emit_tables
 from rubric.errors import UserError
 
-if TYPE_CHECKING:  # the CLI imports this module for every command; the readers load on use
+if TYPE_CHECKING:  # every verify report command imports this module; the readers load on use
     from rubric.data.query_selection import QuerySelection
     from rubric.data.select import GradeFilter
 

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from rubric.data.graded import Graded
+from rubric.data.graded import Graded, graded_input
+from rubric.data.query_selection import QuerySelection, absent_note
 from rubric.data.select import GradeFilter, GradeKind, resolve_kind
 from rubric.data.table import Table
 from rubric.errors import UserError
@@ -106,3 +109,33 @@ def agreement_tables(found: RaterCounts) -> list[Table]:
         ],
     )
     return [summary, *confusions]
+
+
+@dataclass(frozen=True)
+class ReviewerAgreement:
+    """`rubric verify agreement --reviews`: the summary table first, then one grade x grade table
+    per pair of raters that shares cells."""
+
+    tables: list[Table]
+
+    def lines(self) -> list[str]:
+        """A line per pair of raters (from the summary table): the cells both graded and the kappa."""
+        out = []
+        for row in self.tables[0].rows:
+            a, b, n, kappa = row[0], row[1], row[2], row[4]
+            out.append(
+                f"{a} vs {b}: {n} cells" + (f", kappa {kappa:.4f}" if isinstance(kappa, float) else "")
+            )
+        return out
+
+
+def reviewer_agreement(
+    graded: Path, grades: GradeFilter, queries: QuerySelection | None, note: Callable[[str], None]
+) -> ReviewerAgreement:
+    """The selected LLM grades of ``graded`` against each reviewer's, and reviewers against each
+    other; selected queries the file lacks are noted (the file is read once, query by query)."""
+    with graded_input(graded, queries) as source:
+        if line := absent_note(source.absent(), str(graded), "selected"):
+            note(line)
+        _, raters = rater_counts(source, grades)
+    return ReviewerAgreement(agreement_tables(raters))

@@ -6,11 +6,14 @@ inflates every system's score and should be rewritten or dropped.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from rubric.data.table import Table
 from rubric.verify.items import snippet
 from rubric.verify.matrix import GradeMatrix
+from rubric.verify.report import GradedSelection, write_report
 
 
 @dataclass(frozen=True)
@@ -87,3 +90,19 @@ def spurious_table(
         rows,
         title=f"items graded >= {min_grade} on passages judged <= {max_judgment}",
     )
+
+
+def spurious_report(
+    selection: GradedSelection,
+    max_judgment: int,
+    min_grade: int,
+    item_texts: dict[str, str] | None,
+    top: int,
+    fmt: str,
+    output: Path | None,
+    note: Callable[[str], None],
+) -> None:
+    """`rubric verify spurious`: write the item table of the selected rating grades (a direct
+    prompt grades no items and is refused)."""
+    build = lambda m: [spurious_table(m, max_judgment, min_grade, item_texts, top)]  # noqa: E731
+    write_report(selection, build, fmt, output, note, "rating", items=True)

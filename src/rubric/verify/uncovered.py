@@ -7,11 +7,13 @@ does not ask about; reading it suggests the question or nugget to add.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 from rubric.data.table import Table
 from rubric.verify.items import snippet
 from rubric.verify.matrix import GradeMatrix
+from rubric.verify.report import GradedSelection, write_report
 
 
 def uncovered_table(matrix: GradeMatrix, min_judgment: int, min_grade: int, width: int = 200) -> Table:
@@ -42,3 +44,20 @@ def uncovered_table(matrix: GradeMatrix, min_judgment: int, min_grade: int, widt
 
     table.rows = rows()
     return table
+
+
+def uncovered_report(
+    selection: GradedSelection,
+    min_judgment: int,
+    min_grade: int,
+    width: int,
+    fmt: str,
+    output: Path | None,
+    note: Callable[[str], None],
+) -> Table:
+    """`rubric verify uncovered`: write the table of the selected rating grades, then note its
+    counts (known only once the rows went out)."""
+    build = lambda m: [uncovered_table(m, min_judgment, min_grade, width)]  # noqa: E731
+    (found,) = write_report(selection, build, fmt, output, note, "rating")
+    note(found.notes[0])
+    return found

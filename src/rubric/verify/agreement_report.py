@@ -1,0 +1,128 @@
+"""`rubric verify agreement` as one call: which comparison the options ask for, and its tables.
+
+The command compares labels with human judgments (:mod:`rubric.verify.sides` gives the sides,
+:class:`~rubric.verify.agreement.Agreement` the tables of each) or, with ``reviews``, the LLM's
+item grades with the reviewers' (:mod:`rubric.verify.reviewers`). The options arrive unparsed so
+the checks run in the command's order, before any file is read: the output format and the plot
+file, the combinations ``--reviews`` refuses, then ``--label`` and ``--map``, and only then the
+query selection (which reads ``--queries``). ``--reviews`` ignores ``--label`` and ``--map``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rubric.data.query_selection import QuerySelection
+from rubric.data.select import GradeFilter
+from rubric.data.table import Table, check_format
+from rubric.errors import UserError
+from rubric.evaluate.labels import LabelRule
+from rubric.verify.agreement import Agreement, GradeMap
+
+FORMATS = ("tsv", "md", "latex")
+
+
+@dataclass(frozen=True)
+class AgreementRequest:
+    """The options of `rubric verify agreement`, as given on the command line."""
+
+    graded: Path | None
+    labels: Path | None = None
+    judgments: Path | None = None
+    prompt_classes: Sequence[str] = ()
+    llm: str | None = None
+    prompt_type: str | None = None
+    label: str = "max"
+    min_grade: int = 1
+    grade_map: str | None = None
+    min_relevant: int = 1
+    one_vs_rest: bool = False
+    reviews: bool = False
+    fmt: str = "tsv"
+    plot: Path | None = None
+    query: Sequence[str] | None = None
+    queries: Path | None = None
+
+    def check(self) -> None:
+        """The checks that need no file: format, plot file and matplotlib, ``--reviews`` combinations."""
+        check_format(self.fmt, FORMATS)
+        if self.plot is not None:
+            from rubric.plots import plot_format, require_matplotlib
+
+            plot_format(self.plot)
+            require_matplotlib()
+        if self.reviews:
+            if self.plot is not None or self.one_vs_rest:
+                raise UserError("--reviews: not used with --plot or --one-vs-rest")
+            if self.graded is None or self.labels is not None or self.judgments is not None:
+                raise UserError(
+                    "--reviews: give GRADED (with HumanReview grades), not --labels or --judgments"
+                )
+            if len(self.prompt_classes) > 1:
+                raise UserError("--reviews: give at most one --prompt-class (the LLM grades to compare)")
+
+    def selection(self) -> QuerySelection:
+        """The queries of ``--query`` and ``--queries`` (this reads the ``--queries`` file)."""
+        return QuerySelection.from_options(self.query, self.queries)
+
+
+@dataclass
+class AgreementReport:
+    """The tables to write and, per compared side, its :class:`Agreement` (for the heatmap)."""
+
+    tables: list[Table] = field(default_factory=list)
+    agreements: list[Agreement] = field(default_factory=list)
+
+    def draw(self, path: Path) -> None:
+        """The grade x judgment counts as a heatmap, one panel per side (needs matplotlib)."""
+        from rubric.plots.heatmap import count_heatmaps
+
+        count_heatmaps([ag.count_matrix() for ag in self.agreements], path)
+
+
+def agreement_report(request: AgreementRequest, note: Callable[[str], None]) -> AgreementReport:
+    """Check the request, then compare: per side its tables (and the one-vs-rest tables), its
+    summary line noted as soon as the side is done; with ``reviews`` the rater tables, a line per
+    pair of raters noted. A side without a passage that has both a label and a judgment is an error."""
+    request.check()
+    if request.reviews:
+        from rubric.verify.reviewers import reviewer_agreement
+
+        grades = GradeFilter(next(iter(request.prompt_classes), None), request.llm, request.prompt_type)
+        assert request.graded is not None  # checked
+        found = reviewer_agreement(request.graded, grades, request.selection(), note)
+        for line in found.lines():
+            note(line)
+        return AgreementReport(found.tables)
+    from rubric.verify.sides import agreement_sides
+
+    rule = LabelRule.parse(request.label, request.min_grade)
+    mapping = GradeMap.parse(request.grade_map) if request.grade_map else None
+    chosen = request.selection()
+    sides = agreement_sides(
+        request.graded,
+        request.labels,
+        request.judgments,
+        chosen,
+        request.prompt_classes,
+        request.llm,
+        request.prompt_type,
+        rule,
+        mapping,
+        note,
+    )
+    report = AgreementReport()
+    for name, counts in sides:
+        if not counts:
+            raise UserError(f"{name}: no passage has both a label and a judgment")
+        ag = Agreement(counts, request.min_relevant, name)
+        report.agreements.append(ag)
+        report.tables.extend(ag.tables())
+        if request.one_vs_rest:
+            from rubric.verify.one_vs_rest import original_tables
+
+            report.tables.extend(original_tables(ag))
+        note(ag.summary())
+    return report
