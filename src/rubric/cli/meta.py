@@ -12,7 +12,6 @@ import typer
 
 from rubric.cli import options as opt
 from rubric.cli.common import OptionalOutputPath, emit, info
-from rubric.errors import UserError
 
 
 @opt.option_groups
@@ -92,69 +91,35 @@ def meta_command(
     -m A_strict --plot figure4.png
     """
     from rubric.data.files import write_output
+    from rubric.evaluate.meta import MetaReport, meta_output
 
-    if fmt not in ("tsv", "json", "latex"):
-        raise UserError(f"--format: expected one of tsv, json, latex, got {fmt!r}")
     if plot is not None:
-        from rubric.plots import plot_format, require_matplotlib
+        from rubric.plots import check_plot
 
-        plot_format(plot)  # a bad suffix or a missing matplotlib fails before any file is read
-        require_matplotlib()
-    chosen = subset.selection()
-    if confusion:
-        _confusion(evaluations, reference, measures, per_topic, label_runs, fmt, output, plot, chosen)
-        return
-    if not reference:
-        raise UserError("--reference: give the reference evaluation (or use --confusion)")
-    from rubric.evaluate.meta import meta_evaluate
-    from rubric.evaluate.score_tables import read_conditions, read_reference
-
-    ref = read_reference(reference)
-    conditions = read_conditions(evaluations)
-    report = meta_evaluate(
-        conditions,
-        ref,
-        measures or None,
+        check_plot(plot)  # a bad suffix or a missing matplotlib fails before any file is read
+    result = meta_output(
+        evaluations,
+        reference,
+        measures,
         reference_measure,
-        None if digits < 0 else digits,
+        digits,
         resamples,
         seed,
         confidence,
-        chosen,
+        fmt,
+        confusion,
+        per_topic,
+        label_runs,
+        subset.selection,
     )
-    emit(report.render(fmt), output)
-    for note in report.notes:
+    emit(result.render(fmt), output)
+    for note in result.notes:
         info(note)
-    if per_topic is not None:
-        write_output(per_topic, report.per_topic_tsv())
+    if isinstance(result, MetaReport) and per_topic is not None:  # never with --confusion
+        write_output(per_topic, result.per_topic_tsv())
         info(f"wrote {per_topic}")
     if plot is not None:
-        from rubric.plots.scatter import meta_scatter
+        from rubric.plots.figures import meta_figure
 
-        meta_scatter(report.rows, plot, ref.source, label_runs)
-        info(f"wrote {plot}")
-
-
-def _confusion(evaluations, reference, measures, per_topic, label_runs, fmt, output, plot, chosen) -> None:
-    for option, val in (("--reference", reference), ("-m", measures), ("--per-topic", per_topic)):
-        if val:
-            raise UserError(f"{option}: not used with --confusion")
-    if label_runs:
-        raise UserError("--label-runs: not used with --confusion")
-    if len(evaluations) != 2:
-        raise UserError(f"--confusion: give two ASSIGNED files (automatic, manual), got {len(evaluations)}")
-    from rubric.evaluate.assignment_agreement import assignment_confusion
-
-    result = assignment_confusion(evaluations[0], evaluations[1], chosen)
-    emit(result.render(fmt), output)
-    info(result.summary())
-    if result.only_first or result.only_second:
-        info(
-            f"left out assignments in one file only: {result.only_first} in {evaluations[0]}, "
-            f"{result.only_second} in {evaluations[1]}"
-        )
-    if plot is not None:
-        from rubric.plots.heatmap import assignment_heatmap
-
-        assignment_heatmap(result, plot)
+        meta_figure(result, plot, label_runs)
         info(f"wrote {plot}")
