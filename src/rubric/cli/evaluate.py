@@ -282,23 +282,10 @@ def correlate_command(
     Example: rubric evaluate correlate --sweep --qrels phase3-qrels/ --run runs/ --official
     official.json -m ndcg_cut.10 -m map -l 1 -l 4
     """
-    from rubric.evaluate.correlation import correlation_output
+    from rubric.evaluate.correlation import SweepGrid, correlation_output
 
-    done = correlation_output(
-        official,
-        leaderboard,
-        measure,
-        official_measure,
-        digits,
-        sweep,
-        qrels,
-        runs,
-        measures,
-        levels,
-        query,
-        queries,
-    )
-    _write(done, output)
+    grid = SweepGrid(qrels, runs, measures, levels, query, queries)
+    _write(correlation_output(official, leaderboard, measure, official_measure, digits, sweep, grid), output)
 
 
 @app.command("compare")

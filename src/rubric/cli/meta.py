@@ -12,6 +12,7 @@ import typer
 
 from rubric.cli import options as opt
 from rubric.cli.common import OptionalOutputPath, emit, info
+from rubric.plots import check_plot
 
 
 @opt.option_groups
@@ -90,13 +91,9 @@ def meta_command(
     Example: rubric evaluate meta auto=auto.tsv edited=edited.tsv -R manual=manual.tsv -m V_strict
     -m A_strict --plot figure4.png
     """
-    from rubric.data.files import write_output
     from rubric.evaluate.meta import MetaReport, meta_output
 
-    if plot is not None:
-        from rubric.plots import check_plot
-
-        check_plot(plot)  # a bad suffix or a missing matplotlib fails before any file is read
+    check_plot(plot)  # a bad suffix or a missing matplotlib fails before any file is read
     result = meta_output(
         evaluations,
         reference,
@@ -116,8 +113,7 @@ def meta_command(
     for note in result.notes:
         info(note)
     if isinstance(result, MetaReport) and per_topic is not None:  # never with --confusion
-        write_output(per_topic, result.per_topic_tsv())
-        info(f"wrote {per_topic}")
+        info(result.write_per_topic(per_topic))
     if plot is not None:
         from rubric.plots.figures import meta_figure
 

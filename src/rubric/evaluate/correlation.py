@@ -390,6 +390,27 @@ def sweep_tsv(rows: list[SweepRow], digits: int = 3) -> str:
     return "\n".join(lines) + "\n"
 
 
+@dataclass(frozen=True)
+class SweepGrid:
+    """What ``correlate --sweep`` evaluates: every qrels file (or directory of them) x relevance
+    level (default 1) x measure over the runs, on the queries of ``query`` and ``queries_file``
+    (default: all). Without ``--sweep`` every field must be empty."""
+
+    qrels: Sequence[str | Path] | None = None
+    runs: Sequence[str | Path] | None = None
+    measures: Sequence[str] | None = None
+    levels: Sequence[int] | None = None
+    query: Sequence[str] | None = None
+    queries_file: str | Path | None = None
+
+    def options(self) -> list[tuple[str, object]]:
+        """Each field with the option that sets it; the first three are required."""
+        return [
+            ("--qrels", self.qrels), ("--run", self.runs), ("-m", self.measures), ("--level", self.levels),
+            ("--query", self.query), ("--queries", self.queries_file),
+        ]  # fmt: skip
+
+
 def correlation_output(
     official: str | Path,
     leaderboard: str | Path | None = None,
@@ -397,17 +418,11 @@ def correlation_output(
     official_measure: str | None = None,
     digits: int = 4,
     sweep_grid: bool = False,
-    qrels: Sequence[str | Path] | None = None,
-    runs: Sequence[str | Path] | None = None,
-    measures: Sequence[str] | None = None,
-    levels: Sequence[int] | None = None,
-    query: Sequence[str] | None = None,
-    queries_file: str | Path | None = None,
+    grid: SweepGrid = SweepGrid(),
 ) -> Rendered:
     """``rubric evaluate correlate``: our leaderboard TSV against the official one (:func:`correlate`),
-    or with ``sweep_grid`` the grid ``qrels`` x ``levels`` (default 1) x ``measures`` evaluated from
-    ``runs`` (:func:`sweep`, restricted to ``query``/``queries_file``); the TSV and the lines for
-    stderr. ``digits`` < 0 ranks the full-precision scores.
+    or with ``sweep_grid`` the correlation of every cell of ``grid`` (:func:`sweep`); the TSV and
+    the lines for stderr. ``digits`` < 0 ranks the full-precision scores.
 
     The options of the other mode are refused, and every option is checked, before any file is read.
     """
@@ -415,22 +430,22 @@ def correlation_output(
     if sweep_grid:
         if leaderboard is not None:
             raise UserError("--leaderboard: not used with --sweep (it evaluates --run against --qrels)")
-        for option, given in (("--qrels", qrels), ("--run", runs), ("-m", measures)):
+        for option, given in grid.options()[:3]:
             if not given:
                 raise UserError(f"{option}: --sweep needs it")
-        ms = parse_measures(list(measures or []))  # before any file is read
-        chosen = QuerySelection.from_options(query, queries_file)
+        ms = parse_measures(list(grid.measures or []))  # before any file is read
+        chosen = QuerySelection.from_options(grid.query, grid.queries_file)
         off = read_official(official, official_measure or measure)
-        grid = sweep(
-            expand_paths(qrels), expand_paths(runs), off, ms, list(levels or [1]), rounding, queries=chosen
+        qrels, runs, levels = (
+            expand_paths(grid.qrels or []),
+            expand_paths(grid.runs or []),
+            grid.levels or [1],
         )
-        return Rendered(sweep_tsv(grid.rows), grid.notes, before=grid.left_out())
+        done = sweep(qrels, runs, off, ms, list(levels), rounding, queries=chosen)
+        return Rendered(sweep_tsv(done.rows), done.notes, before=done.left_out())
     if leaderboard is None:
         raise UserError("--leaderboard: give our leaderboard TSV (or use --sweep)")
-    for option, given in (
-        ("--qrels", qrels), ("--run", runs), ("-m", measures), ("--level", levels), ("--query", query),
-        ("--queries", queries_file),
-    ):  # fmt: skip
+    for option, given in grid.options():
         if given:
             raise UserError(f"{option}: only used with --sweep")
     off = read_official(official, official_measure or measure)

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rubric.data.files import write_output
 from rubric.data.query_selection import Queries, QuerySelection
 from rubric.data.table import check_format, latex_escape
 from rubric.errors import UserError
@@ -435,6 +436,11 @@ class MetaReport:
                 f"{_fmt(row.tau_run, digits)}"
             )
         return "\n".join(lines) + "\n"
+
+    def write_per_topic(self, path: str | Path) -> str:
+        """Write :meth:`per_topic_tsv` to ``path`` (atomically; ``-`` is stdout); the line saying so."""
+        write_output(path, self.per_topic_tsv())
+        return f"wrote {path}"
 
 
 def _holds(table: ScoreTable, measure: str) -> bool:

@@ -65,9 +65,12 @@ def plot_format(path: str | Path) -> str:
     return fmt
 
 
-def check_plot(path: str | Path) -> str:
-    """The figure format of ``--plot PATH``, once matplotlib is known to be installed: a command
-    calls it before it reads any file, so a bad suffix or a missing extra costs no work."""
+def check_plot(path: str | Path | None) -> str | None:
+    """The figure format of ``--plot PATH`` (None without ``--plot``), once matplotlib is known to
+    be installed: a command calls it before it reads any file, so a bad suffix or a missing extra
+    costs no work."""
+    if path is None:
+        return None
     fmt = plot_format(path)
     require_matplotlib()
     return fmt
