@@ -13,7 +13,7 @@ from rubric.data.query_selection import QuerySelection
 from rubric.data.select import GradeFilter
 from rubric.errors import UserError, one_of
 from rubric.evaluate.assignment_agreement import confusion_output
-from rubric.evaluate.correlation import SweepGrid, correlation_output
+from rubric.evaluate.correlation import SweepGrid, correlation_output, sweep, sweep_tsv
 from rubric.evaluate.coverage import cover, cover_output
 from rubric.evaluate.leaderboards import evaluate, leaderboard_output, report_from
 from rubric.evaluate.meta import MetaReport, meta_output
@@ -133,16 +133,12 @@ def test_correlation_output_both_modes(tmp_path):
     official.write_text(json.dumps({"alpha": 1, "beta": 2, "gamma": 3}))
     gamma = tmp_path / "run.gamma"
     gamma.write_text("q1 Q0 d4 1 1.0 gamma\nq2 Q0 d7 1 1.0 gamma\n")
-    grid = SweepGrid([TINY / "qrels.txt"], [*RUNS, gamma], ["map", "P.1"], [1, 3])
-    swept = correlation_output(official, sweep_grid=True, grid=grid)
-    lines = swept.text.splitlines()
-    assert lines[0] == "method\tmin_rating\ttrec_eval_metric\tspearman\tkendall"
-    assert [line.split("\t")[1:3] for line in lines[1:]] == [
-        ["1", "map"],
-        ["3", "map"],
-        ["1", "P.1"],
-        ["3", "P.1"],
-    ]
+    runs = [*RUNS, gamma]
+    grid = SweepGrid([TINY / "qrels.txt"], runs, ["P.1", "map"], None, ["q1", "q2"])
+    swept = correlation_output(official, digits=-1, sweep_grid=True, grid=grid)
+    expected = sweep([TINY / "qrels.txt"], runs, official, ["P.1", "map"], [1], None, queries=["q1", "q2"])
+    assert swept.text == sweep_tsv(expected.rows) and len(expected.rows) == 2
+    assert (swept.before, swept.notes) == (expected.left_out(), expected.notes)
 
 
 @pytest.mark.parametrize(
