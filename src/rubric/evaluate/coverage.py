@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
 
 from rubric.data.graded import QueryRecord, graded_input
 from rubric.data.models import QueryWithFullParagraphList, TestBank
@@ -131,16 +130,35 @@ def cover_output(
     passages: str | Path,
     fmt: str = "tsv",
     per_query: bool = False,
+    k: int = 20,
+    min_grade: int = 4,
     selection: GradeFilter = GradeFilter(),
-    **options: Any,
+    bank: str | Path | None = None,
+    normalized: bool = False,
+    complete: bool = False,
+    queries: Queries = None,
+    correct_answered: bool = False,
+    overall: bool = False,
 ) -> Rendered:
-    """``rubric evaluate cover``: :func:`cover` (``options`` are its other keyword arguments)
-    rendered in ``fmt`` (one of :data:`~rubric.evaluate.report.FORMATS`), with its notes for
-    stderr. The format and ``--prompt-type`` (question or nugget: Cover counts answered items)
-    are checked before any file is read."""
+    """``rubric evaluate cover``: :func:`cover` rendered in ``fmt`` (one of
+    :data:`~rubric.evaluate.report.FORMATS`; ``per_query``: TSV per query, as leaderboard -q),
+    with its notes for stderr. The format and ``--prompt-type`` (question or nugget: Cover counts
+    answered items) are checked before any file is read."""
     check_format(fmt, FORMATS)
     selection.check(ITEM_TYPES)
-    report = cover(passages, selection=selection, **options)
+    report = cover(
+        passages,
+        k,
+        min_grade,
+        selection,
+        bank,
+        normalized,
+        None,
+        complete,
+        queries,
+        correct_answered,
+        overall,
+    )
     return Rendered(report.render(fmt, per_query=per_query), report.notes)
 
 

@@ -65,7 +65,7 @@ def paired_p_value(diffs: list[float], test: str = "t", n_resamples: int = 10_00
         idx = rng.integers(0, len(d), size=(n_resamples, len(d)))
         stats = np.abs(shifted[idx].mean(axis=1))
     else:
-        one_of("--test", test, TESTS)
+        one_of("--test", test, TESTS)  # raises: every test of TESTS is handled above
     return float((np.count_nonzero(stats >= observed - tol) + 1) / (n_resamples + 1))
 
 
