@@ -7,6 +7,7 @@ imported before a command runs.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -15,21 +16,24 @@ from rubric.cli.common import OutputPath, emit, info, phase_app
 from rubric.cli.meta import meta_command
 from rubric.cli.rag_nuggets import nuggets_command
 
+if TYPE_CHECKING:
+    from rubric.evaluate.report import Rendered
+
 app = phase_app(
     "Turn grades into system scores: qrels, leaderboards, Cover, correlation, significance, meta-evaluation."
 )
 
 
-def _check_choice(option: str, value: str, choices: tuple[str, ...]) -> None:
-    from rubric.errors import UserError
-
-    if value not in choices:
-        raise UserError(f"{option}: expected one of {', '.join(choices)}, got {value!r}")
-
-
 def _notes(notes: list[str]) -> None:
     for note in notes:
         info(note)
+
+
+def _write(done: Rendered, output: Path | None) -> None:
+    """A report to ``-o`` or stdout, its stderr lines around it."""
+    _notes(done.before)
+    emit(done.text, output)
+    _notes(done.notes)
 
 
 def _significance_level(value: float) -> float:
@@ -93,38 +97,13 @@ def qrels_command(
 
     Example: rubric evaluate qrels graded.jsonl.gz --prompt-class NuggetSelfRatedPrompt -o rubric.qrels
     """
-    from rubric.data.trec import write_qrels
-    from rubric.errors import UserError
-    from rubric.evaluate.labels import LabelRule
-    from rubric.evaluate.qrels import build_qrels
+    from rubric.evaluate.qrels import write_qrels_file
 
-    if kind.prompt_type is not None:
-        _check_choice("--prompt-type", kind.prompt_type, ("question", "nugget", "direct"))
-    rule = LabelRule.parse(label, min_grade)
-    chosen = subset.selection()
-    facet_map = None
-    if facet_bank is not None and not facets:
-        raise UserError("--bank: only used with --facets")
-    if facets:
-        if per_item:
-            raise UserError("--facets: not used with --per-item")
-        from rubric.data.jsonl import read_bank
-        from rubric.evaluate.facets import bank_facets
-
-        facet_map = bank_facets(read_bank(facet_bank)) if facet_bank is not None else {}
-    result = build_qrels(
-        graded,
-        kind.grade_filter(),
-        rule,
-        per_item,
-        queries=chosen,
-        prefer=prefer,
-        facets=facet_map,
-        stream=True,
+    grades = kind.grade_filter()
+    notes = write_qrels_file(
+        graded, output, grades, label, min_grade, per_item, facets, facet_bank, prefer, subset.selection
     )
-    lines = write_qrels(output, result.rows)  # the file is read one query at a time
-    opt.note_absent(result.absent, str(graded), "selected")
-    _notes(result.summary(output, lines, prefer))
+    _notes(notes)
 
 
 @app.command("leaderboard")
@@ -165,24 +144,13 @@ def leaderboard_command(
 
     Example: rubric evaluate leaderboard --qrels rubric.qrels --run runs/ -m nDCG@10 -m "AP(rel=2)"
     """
-    from rubric.data.trec import expand_paths
-    from rubric.evaluate.leaderboards import evaluate, report_from
-    from rubric.evaluate.measures import parse_measures, wants_runid
-    from rubric.evaluate.treceval import trec_eval_lines
+    from rubric.evaluate.leaderboards import leaderboard_output
 
-    _check_choice("--format", fmt, ("tsv", "json", "latex", "trec_eval"))
-    _check_choice("--name-from", name_from, ("tag", "file"))
-    ms = parse_measures(measures)  # before any file is read
-    chosen = subset.selection()
-    done = evaluate(qrels, expand_paths(runs), ms, level, complete, judged_only, name_from, chosen)
-    if fmt == "trec_eval":
-        runid = wants_runid(measures)
-        text = "".join(line + "\n" for r in done.results for line in trec_eval_lines(r, per_query, runid))
-    else:
-        text = report_from(done.results).render(fmt, digits, per_query)
-    emit(text, output)
-    _notes(done.notes)
-    info(f"scored {len(done.results)} runs")
+    queries = subset.selection  # called by the library once it has checked the options
+    done = leaderboard_output(
+        qrels, runs, measures, level, complete, judged_only, per_query, fmt, digits, name_from, queries
+    )
+    _write(done, output)
 
 
 @app.command("cover")
@@ -245,25 +213,23 @@ def cover_command(
 
     Example: rubric evaluate cover graded.jsonl.gz -k 20 --min-grade 4 --bank questions.jsonl.gz
     """
-    from rubric.evaluate.coverage import cover
+    from rubric.evaluate.coverage import cover_output
 
-    _check_choice("--format", fmt, ("tsv", "json", "latex"))
-    if kind.prompt_type is not None:
-        _check_choice("--prompt-type", kind.prompt_type, ("question", "nugget"))
-    report = cover(
+    done = cover_output(
         graded,
+        fmt,
+        per_query,
         k,
         min_grade,
         kind.grade_filter(),
         bank,
         normalized,
-        complete=complete,
-        queries=subset.selection(),
-        correct_answered=correct_answered,
-        overall=overall,
+        complete,
+        subset.selection,
+        correct_answered,
+        overall,
     )
-    emit(report.render(fmt, per_query=per_query), output)
-    _notes(report.notes)
+    _write(done, output)
 
 
 @app.command("correlate")
@@ -316,41 +282,10 @@ def correlate_command(
     Example: rubric evaluate correlate --sweep --qrels phase3-qrels/ --run runs/ --official
     official.json -m ndcg_cut.10 -m map -l 1 -l 4
     """
-    from rubric.data.trec import expand_paths
-    from rubric.errors import UserError
-    from rubric.evaluate.correlation import correlate, read_official, sweep_tsv
-    from rubric.evaluate.correlation import sweep as run_sweep
-    from rubric.evaluate.measures import parse_measures
+    from rubric.evaluate.correlation import SweepGrid, correlation_output
 
-    rounding = None if digits < 0 else digits
-    if sweep:
-        if leaderboard is not None:
-            raise UserError("--leaderboard: not used with --sweep (it evaluates --run against --qrels)")
-        for option, val in (("--qrels", qrels), ("--run", runs), ("-m", measures)):
-            if not val:
-                raise UserError(f"{option}: --sweep needs it")
-        ms = parse_measures(measures)  # before any file is read
-        chosen = opt.selection(query, queries)
-        off = read_official(official, official_measure or measure)
-        result = run_sweep(
-            expand_paths(qrels), expand_paths(runs), off, ms, levels or [1], rounding, queries=chosen
-        )
-        _notes(result.left_out())
-        emit(sweep_tsv(result.rows), output)
-        _notes(result.notes)
-        return
-    if leaderboard is None:
-        raise UserError("--leaderboard: give our leaderboard TSV (or use --sweep)")
-    for option, val in (
-        ("--qrels", qrels), ("--run", runs), ("-m", measures), ("--level", levels), ("--query", query),
-        ("--queries", queries),
-    ):  # fmt: skip
-        if val:
-            raise UserError(f"{option}: only used with --sweep")
-    off = read_official(official, official_measure or measure)
-    result = correlate(leaderboard, off, rounding, measure=measure)
-    _notes(result.left_out(leaderboard))
-    emit(result.to_tsv(), output)
+    grid = SweepGrid(qrels, runs, measures, levels, query, queries)
+    _write(correlation_output(official, leaderboard, measure, official_measure, digits, sweep, grid), output)
 
 
 @app.command("compare")
@@ -395,18 +330,12 @@ def compare_command(
     Example: rubric evaluate compare --qrels rubric.qrels --run bm25.run --run bert.run -m nDCG@10
     --test randomization
     """
-    from rubric.evaluate.measures import parse_measures
-    from rubric.evaluate.significance import CORRECTIONS, TESTS, compare
+    from rubric.evaluate.significance import compare
 
-    _check_choice("--test", test, TESTS)
-    _check_choice("--correction", correction, CORRECTIONS)
-    _check_choice("--name-from", name_from, ("tag", "file"))
-    ms = parse_measures(measures)  # before any file is read
-    chosen = subset.selection()
     report = compare(
         qrels,
         runs,
-        ms,
+        measures,
         test,
         correction,
         baseline,
@@ -416,7 +345,7 @@ def compare_command(
         seed,
         alpha,
         name_from,
-        chosen,
+        subset.selection,
     )
     _notes(report.notes)
     emit(report.to_tsv(), output)

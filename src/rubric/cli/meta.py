@@ -12,7 +12,7 @@ import typer
 
 from rubric.cli import options as opt
 from rubric.cli.common import OptionalOutputPath, emit, info
-from rubric.errors import UserError
+from rubric.plots import check_plot
 
 
 @opt.option_groups
@@ -91,70 +91,31 @@ def meta_command(
     Example: rubric evaluate meta auto=auto.tsv edited=edited.tsv -R manual=manual.tsv -m V_strict
     -m A_strict --plot figure4.png
     """
-    from rubric.data.files import write_output
+    from rubric.evaluate.meta import MetaReport, meta_output
 
-    if fmt not in ("tsv", "json", "latex"):
-        raise UserError(f"--format: expected one of tsv, json, latex, got {fmt!r}")
-    if plot is not None:
-        from rubric.plots import plot_format, require_matplotlib
-
-        plot_format(plot)  # a bad suffix or a missing matplotlib fails before any file is read
-        require_matplotlib()
-    chosen = subset.selection()
-    if confusion:
-        _confusion(evaluations, reference, measures, per_topic, label_runs, fmt, output, plot, chosen)
-        return
-    if not reference:
-        raise UserError("--reference: give the reference evaluation (or use --confusion)")
-    from rubric.evaluate.meta import meta_evaluate
-    from rubric.evaluate.score_tables import read_conditions, read_reference
-
-    ref = read_reference(reference)
-    conditions = read_conditions(evaluations)
-    report = meta_evaluate(
-        conditions,
-        ref,
-        measures or None,
+    check_plot(plot)  # a bad suffix or a missing matplotlib fails before any file is read
+    result = meta_output(
+        evaluations,
+        reference,
+        measures,
         reference_measure,
-        None if digits < 0 else digits,
+        digits,
         resamples,
         seed,
         confidence,
-        chosen,
+        fmt,
+        confusion,
+        per_topic,
+        label_runs,
+        subset.selection,
     )
-    emit(report.render(fmt), output)
-    for note in report.notes:
-        info(note)
-    if per_topic is not None:
-        write_output(per_topic, report.per_topic_tsv())
-        info(f"wrote {per_topic}")
-    if plot is not None:
-        from rubric.plots.scatter import meta_scatter
-
-        meta_scatter(report.rows, plot, ref.source, label_runs)
-        info(f"wrote {plot}")
-
-
-def _confusion(evaluations, reference, measures, per_topic, label_runs, fmt, output, plot, chosen) -> None:
-    for option, val in (("--reference", reference), ("-m", measures), ("--per-topic", per_topic)):
-        if val:
-            raise UserError(f"{option}: not used with --confusion")
-    if label_runs:
-        raise UserError("--label-runs: not used with --confusion")
-    if len(evaluations) != 2:
-        raise UserError(f"--confusion: give two ASSIGNED files (automatic, manual), got {len(evaluations)}")
-    from rubric.evaluate.assignment_agreement import assignment_confusion
-
-    result = assignment_confusion(evaluations[0], evaluations[1], chosen)
     emit(result.render(fmt), output)
-    info(result.summary())
-    if result.only_first or result.only_second:
-        info(
-            f"left out assignments in one file only: {result.only_first} in {evaluations[0]}, "
-            f"{result.only_second} in {evaluations[1]}"
-        )
+    for note in result.notes:
+        info(note)
+    if isinstance(result, MetaReport) and per_topic is not None:  # never with --confusion
+        info(result.write_per_topic(per_topic))
     if plot is not None:
-        from rubric.plots.heatmap import assignment_heatmap
+        from rubric.plots.figures import meta_figure
 
-        assignment_heatmap(result, plot)
+        meta_figure(result, plot, label_runs)
         info(f"wrote {plot}")

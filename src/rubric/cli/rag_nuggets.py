@@ -11,8 +11,7 @@ from pathlib import Path
 import typer
 
 from rubric.cli import options as opt
-from rubric.cli.common import OptionalOutputPath, OutputPath, info
-from rubric.errors import UserError
+from rubric.cli.common import OptionalOutputPath, OutputPath, emit, info
 
 
 @opt.option_groups
@@ -87,14 +86,9 @@ def nuggets_command(
 
     Example: rubric evaluate nuggets assigned.jsonl.gz -o per-query.tsv
     """
-    from rubric.data.files import write_output
-    from rubric.evaluate.nuggets import nugget_scores
+    from rubric.evaluate.nuggets import nuggets_output
 
-    if fmt not in ("tsv", "json", "latex"):
-        raise UserError(f"--format: expected tsv, json or latex, got {fmt!r}")
-    report = nugget_scores(assigned, subset.selection())
-    if output is not None:
-        write_output(output, report.per_query_tsv())
-    write_output(None, report.render(fmt))
-    for note in report.notes:
+    done = nuggets_output(assigned, fmt, output, subset.selection)
+    emit(done.text, None)  # -o holds the per-query scores; the leaderboard goes to stdout
+    for note in done.notes:
         info(note)

@@ -64,8 +64,11 @@ class QuerySelection:
         return cls(tuple(dict.fromkeys(ids)) if ids else None)
 
     @classmethod
-    def of(cls, queries: QuerySelection | Iterable[str] | None) -> QuerySelection:
-        """A selection from a selection, any iterable of ids (a list, a qrels dict), or None (all)."""
+    def of(cls, queries: Queries) -> QuerySelection:
+        """A selection from a selection, any iterable of ids (a list, a qrels dict), None (all), or
+        a function that reads one (see :data:`Queries`)."""
+        if callable(queries):
+            queries = queries()
         if queries is None or isinstance(queries, QuerySelection):
             return queries or cls()
         if isinstance(queries, str):
@@ -108,6 +111,12 @@ class QuerySelection:
         if self.ids is not None and len(absent) == len(self.ids):
             raise UserError(f"{OPTIONS}: none of the selected queries is in {where}: {_some(absent)}")
         return absent
+
+
+Queries = QuerySelection | Iterable[str] | Callable[[], QuerySelection] | None
+"""The queries a library function works on: a selection, ids, None (every query), or a function
+that makes the selection, such as the CLI's reader of ``--query``/``--queries``. The function is
+called once the other options are checked, so a bad option fails before a queries file is read."""
 
 
 def _some(ids: list[str], n: int = 10) -> str:

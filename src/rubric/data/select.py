@@ -9,13 +9,16 @@ the file holds, so a typo never becomes an empty or silently mixed result.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import get_args
 
-from rubric.data.models import ExamGrades, FullParagraphData, Grades, QueryWithFullParagraphList
-from rubric.errors import UserError
+from rubric.data.models import ExamGrades, FullParagraphData, Grades, PromptType, QueryWithFullParagraphList
+from rubric.errors import UserError, one_of
 
 DIRECT = "direct"
+PROMPT_TYPES: tuple[str, ...] = get_args(PromptType)  # question, nugget, direct
+ITEM_TYPES = ("question", "nugget")  # the prompt types that grade items (a bank's questions or nuggets)
 
 
 def grade_type(g: ExamGrades | Grades) -> str:
@@ -44,6 +47,13 @@ class GradeFilter:
     prompt_class: str | None = None
     llm: str | None = None
     prompt_type: str | None = None
+
+    def check(self, prompt_types: Sequence[str] = PROMPT_TYPES) -> GradeFilter:
+        """``--prompt-type`` must be one of ``prompt_types`` (those the caller can use, e.g.
+        :data:`ITEM_TYPES` for measures over items); checked before any file is read."""
+        if self.prompt_type is not None:
+            one_of("--prompt-type", self.prompt_type, prompt_types)
+        return self
 
     def matches(self, g: ExamGrades | Grades) -> bool:
         return (

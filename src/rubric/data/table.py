@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rubric.errors import UserError
+from rubric.errors import one_of
 
 FORMATS = ("tsv", "csv", "md", "latex")
 
@@ -154,9 +154,8 @@ def latex_escape(text: str) -> str:
 
 
 def check_format(fmt: str, allowed: Sequence[str] = FORMATS) -> str:
-    if fmt not in allowed:
-        raise UserError(f"--format: expected one of {', '.join(allowed)}, got {fmt!r}")
-    return fmt
+    """``--format`` must be one of ``allowed`` (the formats of the report at hand)."""
+    return one_of("--format", fmt, allowed)
 
 
 def render_tables(tables: Iterable[Table], fmt: str) -> str:

@@ -360,6 +360,10 @@ def quiet_worker() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+NAME_FROM = ("tag", "file")
+"""Where a run's name comes from (``--name-from``): its tag (column 6) or its file name."""
+
+
 def run_name_from_file(path: str | Path) -> str:
     """``input.UNH_bm25.gz`` -> ``UNH_bm25`` (TREC's submission file naming; also drops .txt/.run/.trec)."""
     name = Path(path).name

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from rubric.data.query_selection import QuerySelection
+from rubric.data.query_selection import Queries, QuerySelection
 from rubric.data.table import latex_escape
 from rubric.errors import UserError
 
@@ -57,6 +57,7 @@ class AssignmentConfusion:
     second: str
     only_first: int = 0
     only_second: int = 0
+    notes: list[str] = field(default_factory=list)  # the summary and what was left out, for stderr
 
     @property
     def n(self) -> int:
@@ -146,7 +147,7 @@ class AssignmentConfusion:
 def assignment_confusion(
     first: str | Path,
     second: str | Path,
-    queries: QuerySelection | Iterable[str] | None = None,
+    queries: Queries = None,
 ) -> AssignmentConfusion:
     """The confusion matrix of two ASSIGNED files (rows: ``first``, columns: ``second``)."""
     chosen = QuerySelection.of(queries)
@@ -159,6 +160,34 @@ def assignment_confusion(
             "(the files must label the same nuggets, matched by run_id, query_id and nugget_id)"
         )
     counts = Counter((a[k], b[k]) for k in both)
-    return AssignmentConfusion(
+    result = AssignmentConfusion(
         counts, Path(first).name, Path(second).name, len(a.keys() - both), len(b.keys() - both)
     )
+    result.notes.append(result.summary())
+    if result.only_first or result.only_second:
+        result.notes.append(
+            f"left out assignments in one file only: {result.only_first} in {first}, "
+            f"{result.only_second} in {second}"
+        )
+    return result
+
+
+def confusion_output(
+    assigned: Sequence[str | Path],
+    reference: Sequence[str] | None = None,
+    measures: Sequence[str] | None = None,
+    per_topic: str | Path | None = None,
+    label_runs: bool = False,
+    queries: Queries = None,
+) -> AssignmentConfusion:
+    """``rubric evaluate meta --confusion``: the matrix of two ASSIGNED files (automatic,
+    manual). The options of a meta-evaluation (``--reference``, ``-m``, ``--per-topic``,
+    ``--label-runs``) are refused before any file is read."""
+    for option, given in (("--reference", reference), ("-m", measures), ("--per-topic", per_topic)):
+        if given:
+            raise UserError(f"{option}: not used with --confusion")
+    if label_runs:
+        raise UserError("--label-runs: not used with --confusion")
+    if len(assigned) != 2:
+        raise UserError(f"--confusion: give two ASSIGNED files (automatic, manual), got {len(assigned)}")
+    return assignment_confusion(assigned[0], assigned[1], queries)

@@ -16,16 +16,16 @@ import csv
 import json
 import math
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rubric.data.files import read_text, text_lines
 from rubric.data.query_selection import QuerySelection
-from rubric.data.trec import Qrels, Run, read_qrels, read_runs
+from rubric.data.trec import Qrels, Run, expand_paths, read_qrels, read_runs
 from rubric.errors import UserError
 from rubric.evaluate.measures import parse_measures
-from rubric.evaluate.report import Report
+from rubric.evaluate.report import Rendered, Report
 from rubric.evaluate.score_tables import is_number
 from rubric.evaluate.treceval import Evaluator
 
@@ -388,3 +388,66 @@ def sweep_tsv(rows: list[SweepRow], digits: int = 3) -> str:
         for r in rows
     )
     return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class SweepGrid:
+    """What ``correlate --sweep`` evaluates: every qrels file (or directory of them) x relevance
+    level (default 1) x measure over the runs, on the queries of ``query`` and ``queries_file``
+    (default: all). Without ``--sweep`` every field must be empty."""
+
+    qrels: Sequence[str | Path] | None = None
+    runs: Sequence[str | Path] | None = None
+    measures: Sequence[str] | None = None
+    levels: Sequence[int] | None = None
+    query: Sequence[str] | None = None
+    queries_file: str | Path | None = None
+
+    def options(self) -> list[tuple[str, object]]:
+        """Each field with the option that sets it; the first three are required."""
+        return [
+            ("--qrels", self.qrels), ("--run", self.runs), ("-m", self.measures), ("--level", self.levels),
+            ("--query", self.query), ("--queries", self.queries_file),
+        ]  # fmt: skip
+
+
+def correlation_output(
+    official: str | Path,
+    leaderboard: str | Path | None = None,
+    measure: str | None = None,
+    official_measure: str | None = None,
+    digits: int = 4,
+    sweep_grid: bool = False,
+    grid: SweepGrid = SweepGrid(),
+) -> Rendered:
+    """``rubric evaluate correlate``: our leaderboard TSV against the official one (:func:`correlate`),
+    or with ``sweep_grid`` the correlation of every cell of ``grid`` (:func:`sweep`); the TSV and
+    the lines for stderr. ``digits`` < 0 ranks the full-precision scores.
+
+    The options of the other mode are refused, and every option is checked, before any file is read.
+    """
+    rounding = None if digits < 0 else digits
+    if sweep_grid:
+        if leaderboard is not None:
+            raise UserError("--leaderboard: not used with --sweep (it evaluates --run against --qrels)")
+        for option, given in grid.options()[:3]:
+            if not given:
+                raise UserError(f"{option}: --sweep needs it")
+        ms = parse_measures(list(grid.measures or []))  # before any file is read
+        chosen = QuerySelection.from_options(grid.query, grid.queries_file)
+        off = read_official(official, official_measure or measure)
+        qrels, runs, levels = (
+            expand_paths(grid.qrels or []),
+            expand_paths(grid.runs or []),
+            grid.levels or [1],
+        )
+        done = sweep(qrels, runs, off, ms, list(levels), rounding, queries=chosen)
+        return Rendered(sweep_tsv(done.rows), done.notes, before=done.left_out())
+    if leaderboard is None:
+        raise UserError("--leaderboard: give our leaderboard TSV (or use --sweep)")
+    for option, given in grid.options():
+        if given:
+            raise UserError(f"{option}: only used with --sweep")
+    off = read_official(official, official_measure or measure)
+    result = correlate(leaderboard, off, rounding, measure=measure)
+    return Rendered(result.to_tsv(), before=result.left_out(leaderboard))

@@ -24,15 +24,15 @@ first k passages answer (some passage grades the item at least ``min_grade``).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
 from pathlib import Path
 
 from rubric.data.graded import QueryRecord, graded_input
 from rubric.data.models import QueryWithFullParagraphList, TestBank
-from rubric.data.query_selection import QuerySelection, absent_note
-from rubric.data.select import DIRECT, GradeFilter, GradeKind, resolve_kind
+from rubric.data.query_selection import Queries, QuerySelection, absent_note
+from rubric.data.select import DIRECT, ITEM_TYPES, GradeFilter, GradeKind, resolve_kind
+from rubric.data.table import check_format
 from rubric.errors import UserError
-from rubric.evaluate.report import Report, Score
+from rubric.evaluate.report import FORMATS, Rendered, Report, Score
 
 #: The original tool's name of the row that pools every passage of the file (an upper bound).
 OVERALL = "_overall_"
@@ -47,7 +47,7 @@ def cover(
     normalized: bool = False,
     source: str | None = None,
     complete: bool = False,
-    queries: QuerySelection | Iterable[str] | None = None,
+    queries: Queries = None,
     correct_answered: bool = False,
     overall: bool = False,
 ) -> Report:
@@ -124,6 +124,42 @@ def cover(
         value = sum(per_query.values()) / len(per_query) if per_query else 0.0
         scores.append(Score(run=OVERALL, measure=measure, value=value, per_query=per_query))
     return Report(scores, title=measure, notes=[n for n in notes if n])
+
+
+def cover_output(
+    passages: str | Path,
+    fmt: str = "tsv",
+    per_query: bool = False,
+    k: int = 20,
+    min_grade: int = 4,
+    selection: GradeFilter = GradeFilter(),
+    bank: str | Path | None = None,
+    normalized: bool = False,
+    complete: bool = False,
+    queries: Queries = None,
+    correct_answered: bool = False,
+    overall: bool = False,
+) -> Rendered:
+    """``rubric evaluate cover``: :func:`cover` rendered in ``fmt`` (one of
+    :data:`~rubric.evaluate.report.FORMATS`; ``per_query``: TSV per query, as leaderboard -q),
+    with its notes for stderr. The format and ``--prompt-type`` (question or nugget: Cover counts
+    answered items) are checked before any file is read."""
+    check_format(fmt, FORMATS)
+    selection.check(ITEM_TYPES)
+    report = cover(
+        passages,
+        k,
+        min_grade,
+        selection,
+        bank,
+        normalized,
+        None,
+        complete,
+        queries,
+        correct_answered,
+        overall,
+    )
+    return Rendered(report.render(fmt, per_query=per_query), report.notes)
 
 
 def _query_grades(

@@ -15,8 +15,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rubric.data.query_selection import QuerySelection, absent_note
+from rubric.data.query_selection import Queries, QuerySelection, absent_note
+from rubric.data.table import check_format
 from rubric.data.trec import (
+    NAME_FROM,
     Qrels,
     Run,
     RunScores,
@@ -27,11 +29,12 @@ from rubric.data.trec import (
     read_runs,
     run_name_from_file,
 )
+from rubric.errors import one_of
 from rubric.evaluate.alpha_ndcg import max_qrels, read_item_qrels
-from rubric.evaluate.measures import Measure, parse_measures
+from rubric.evaluate.measures import Measure, parse_measures, wants_runid
 from rubric.evaluate.qrels import QrelsResult
-from rubric.evaluate.report import Report, Score
-from rubric.evaluate.treceval import Evaluator, QueryValues
+from rubric.evaluate.report import Rendered, Report, Score
+from rubric.evaluate.treceval import Evaluator, QueryValues, trec_eval_lines
 
 RunsLike = Iterable[Run | str | Path] | Mapping[str, RunScores]
 
@@ -74,16 +77,20 @@ def evaluate(
     complete: bool = False,
     judged_only: bool = False,
     name_from: str = "tag",
-    queries: QuerySelection | Iterable[str] | None = None,
+    queries: Queries = None,
 ) -> Evaluation:
     """Per-query values of every run (trec_eval ``-q`` output as data), with notes.
 
-    ``queries`` restricts the qrels (and so the runs) to these query ids, as trec_eval would
-    see a qrels file holding only them; the notes list selected ids the qrels lack and runs
-    that rank nothing for some qrels queries (trec_eval says nothing about either).
+    Runs given as directories stand for the files in them. ``queries`` restricts the qrels (and
+    so the runs) to these query ids, as trec_eval would see a qrels file holding only them; the
+    notes list selected ids the qrels lack and runs that rank nothing for some qrels queries
+    (trec_eval says nothing about either). Options are checked first, then the queries are read
+    (``queries`` may be a function that reads them), then the runs and qrels.
     """
+    one_of("--name-from", name_from, NAME_FROM)
     ms = as_measures(measures)  # every name checked before any file is read
     chosen = QuerySelection.of(queries)
+    runs = expand_runs(runs)
     items = None
     if any(m.needs_items for m in ms) and not isinstance(qrels, dict):
         items = chosen.restrict(read_item_qrels(qrels))  # per-item; trec_eval measures see the best grade
@@ -228,8 +235,42 @@ def leaderboard(
     >>> report = leaderboard("qrels.txt", ["runs/"], ["nDCG@10", "AP(rel=2)"], level=1)  # doctest: +SKIP
     >>> print(report.to_tsv())  # doctest: +SKIP
     """
-    done = evaluate(qrels, expand_runs(runs), measures, level, complete, judged_only, name_from, queries)
+    done = evaluate(qrels, runs, measures, level, complete, judged_only, name_from, queries)
     return report_from(done.results, notes=done.notes)
+
+
+FORMATS = ("tsv", "json", "latex", "trec_eval")
+"""What `evaluate leaderboard` writes: a :class:`Report` (TSV, JSON, LaTeX) or trec_eval's own text."""
+
+
+def leaderboard_output(
+    qrels: Qrels | str | Path,
+    runs: RunsLike,
+    measures: list[str],
+    level: int = 1,
+    complete: bool = False,
+    judged_only: bool = False,
+    per_query: bool = False,
+    fmt: str = "tsv",
+    digits: int = 4,
+    name_from: str = "tag",
+    queries: Queries = None,
+) -> Rendered:
+    """The leaderboard as ``rubric evaluate leaderboard`` writes it, in ``fmt`` (one of
+    :data:`FORMATS`; ``trec_eval``: exactly trec_eval's output, run after run, with the ``runid``
+    line where trec_eval prints it for these ``measures``), and the notes for stderr.
+
+    Every option is checked before any file is read (``queries`` may be a function that reads
+    them, called after the checks).
+    """
+    check_format(fmt, FORMATS)
+    done = evaluate(qrels, runs, measures, level, complete, judged_only, name_from, queries)
+    if fmt == "trec_eval":
+        runid = wants_runid(measures)
+        text = "".join(line + "\n" for r in done.results for line in trec_eval_lines(r, per_query, runid))
+    else:
+        text = report_from(done.results).render(fmt, digits, per_query)
+    return Rendered(text, [*done.notes, f"scored {len(done.results)} runs"])
 
 
 def expand_runs(runs: RunsLike) -> RunsLike:

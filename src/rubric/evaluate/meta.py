@@ -24,14 +24,20 @@ from __future__ import annotations
 import json
 import math
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rubric.data.query_selection import QuerySelection
-from rubric.data.table import latex_escape
+from rubric.data.files import write_output
+from rubric.data.query_selection import Queries, QuerySelection
+from rubric.data.table import check_format, latex_escape
 from rubric.errors import UserError
-from rubric.evaluate.report import _fmt
+from rubric.evaluate.report import FORMATS, _fmt
 from rubric.evaluate.score_tables import UNNAMED, ScoreTable
+
+if TYPE_CHECKING:
+    from rubric.evaluate.assignment_agreement import AssignmentConfusion
 
 
 @dataclass
@@ -431,6 +437,11 @@ class MetaReport:
             )
         return "\n".join(lines) + "\n"
 
+    def write_per_topic(self, path: str | Path) -> str:
+        """Write :meth:`per_topic_tsv` to ``path`` (atomically; ``-`` is stdout); the line saying so."""
+        write_output(path, self.per_topic_tsv())
+        return f"wrote {path}"
+
 
 def _holds(table: ScoreTable, measure: str) -> bool:
     try:
@@ -503,3 +514,48 @@ def meta_evaluate(
                 )
             rows.append(row)
     return MetaReport(rows, reference.source, confidence, list(dict.fromkeys(notes)))
+
+
+def meta_output(
+    evaluations: Sequence[str],
+    reference: Sequence[str] | None = None,
+    measures: Sequence[str] | None = None,
+    reference_measure: str | None = None,
+    digits: int = 4,
+    resamples: int = 1000,
+    seed: int = 42,
+    confidence: float = 0.95,
+    fmt: str = "tsv",
+    confusion: bool = False,
+    per_topic: str | Path | None = None,
+    label_runs: bool = False,
+    queries: Queries = None,
+) -> MetaReport | AssignmentConfusion:
+    """``rubric evaluate meta``: the agreement of the ``evaluations`` (``NAME=PATH`` score tables)
+    with the ``reference`` (:func:`meta_evaluate`; ``digits`` < 0: full precision), or with
+    ``confusion`` the matrix of two ASSIGNED files
+    (:func:`~rubric.evaluate.assignment_agreement.confusion_output`). Both render in ``fmt`` and
+    carry their notes; every option is checked before any file is read."""
+    from rubric.evaluate.assignment_agreement import confusion_output
+    from rubric.evaluate.score_tables import read_conditions, read_reference
+
+    check_format(fmt, FORMATS)
+    if confusion:
+        return confusion_output(evaluations, reference, measures, per_topic, label_runs, queries)
+    if not reference:
+        raise UserError("--reference: give the reference evaluation (or use --confusion)")
+    chosen = QuerySelection.of(queries)
+    ref = read_reference(list(reference))
+    conditions = read_conditions(evaluations)
+    rounding = None if digits < 0 else digits
+    return meta_evaluate(
+        conditions,
+        ref,
+        list(measures) if measures else None,
+        reference_measure,
+        rounding,
+        resamples,
+        seed,
+        confidence,
+        chosen,
+    )

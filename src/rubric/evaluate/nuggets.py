@@ -15,15 +15,17 @@ counted). A nugget without an assignment (a failed batch) is an error, not a zer
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rubric.data.files import write_output
 from rubric.data.jsonl import iter_json_lines
-from rubric.data.query_selection import QuerySelection, absent_note
+from rubric.data.query_selection import Queries, QuerySelection, absent_note
+from rubric.data.table import check_format
 from rubric.errors import UserError
-from rubric.evaluate.report import Report, Score, standard_error
+from rubric.evaluate.report import FORMATS, Rendered, Report, Score, standard_error
 
 MEASURES = ("V_strict", "V_partial", "A_strict", "A_partial")
 CREDIT_STRICT = {"support": 1.0, "partial_support": 0.0, "not_support": 0.0}
@@ -193,9 +195,7 @@ class NuggetReport(Report):
         return "\n".join(lines) + "\n"
 
 
-def nugget_scores(
-    assigned: str | Path, queries: QuerySelection | Iterable[str] | None = None
-) -> NuggetReport:
+def nugget_scores(assigned: str | Path, queries: Queries = None) -> NuggetReport:
     """The nugget scores of the runs of an ASSIGNED file (from ``rubric grade assign``), over the
     selected ``queries`` (default: all of the file's); notes say which selected queries the file
     lacks and which runs miss answers (scored 0)."""
@@ -225,3 +225,16 @@ def nugget_scores(
         if r.missing_queries
     ]
     return NuggetReport(scores, title="nugget scores", notes=notes, rows=rows, runs_scored=runs)
+
+
+def nuggets_output(
+    assigned: str | Path, fmt: str = "tsv", per_query: str | Path | None = None, queries: Queries = None
+) -> Rendered:
+    """``rubric evaluate nuggets``: the leaderboard of :func:`nugget_scores` in ``fmt`` (one of
+    :data:`~rubric.evaluate.report.FORMATS`, checked before any file is read) and its notes; the
+    per-(run, query) scores are written to ``per_query`` (TSV, atomically) when it is given."""
+    check_format(fmt, FORMATS)
+    report = nugget_scores(assigned, queries)
+    if per_query is not None:
+        write_output(per_query, report.per_query_tsv())
+    return Rendered(report.render(fmt), report.notes)

@@ -17,10 +17,10 @@ from pathlib import Path
 
 from rubric.data.graded import Graded, graded_input
 from rubric.data.models import QueryWithFullParagraphList
-from rubric.data.query_selection import QuerySelection
+from rubric.data.query_selection import Queries, QuerySelection, absent_note
 from rubric.data.select import DIRECT, GradeFilter, GradeKind, resolve_kind
 from rubric.errors import UserError
-from rubric.evaluate.facets import FacetMap, direct_facet_labels, item_facet_labels
+from rubric.evaluate.facets import FacetMap, bank_facets, direct_facet_labels, item_facet_labels
 from rubric.evaluate.labels import LabelRule, direct_label, merge_preferred
 
 QrelsRow = tuple[str, str, str, int]
@@ -91,6 +91,47 @@ def build_qrels(
     rows = _rows(graded_input(passages, queries, source), selection, rule, per_item, prefer, facets, result)
     result.rows = rows if stream else list(rows)
     return result
+
+
+def write_qrels_file(
+    graded: str | Path,
+    output: str | Path,
+    selection: GradeFilter = GradeFilter(),
+    label: str = "max",
+    min_grade: int = 1,
+    per_item: bool = False,
+    facets: bool = False,
+    facet_bank: str | Path | None = None,
+    prefer: str | None = None,
+    queries: Queries = None,
+) -> list[str]:
+    """``rubric evaluate qrels``: the qrels of a graded passages file written to ``output`` (TREC
+    format, atomically, read and written one query at a time); returns the lines for stderr
+    (selected queries the file lacks, what was written, which passages got no line).
+
+    ``label``/``min_grade`` are a :class:`~rubric.evaluate.labels.LabelRule`; ``facets`` writes
+    CAR-style facet qrels, ``facet_bank`` names the bank whose facets direct grades count for.
+    Every option is checked before any file is read (``queries`` may be a function that reads
+    them, called after the checks).
+    """
+    selection.check()
+    rule = LabelRule.parse(label, min_grade)
+    if facet_bank is not None and not facets:
+        raise UserError("--bank: only used with --facets")
+    if facets and per_item:
+        raise UserError("--facets: not used with --per-item")
+    chosen = QuerySelection.of(queries)
+    facet_map = None
+    if facets:
+        from rubric.data.jsonl import read_bank
+
+        facet_map = bank_facets(read_bank(facet_bank)) if facet_bank is not None else {}
+    result = build_qrels(
+        graded, selection, rule, per_item, queries=chosen, prefer=prefer, facets=facet_map, stream=True
+    )
+    lines = result.write(output)
+    absent = absent_note(result.absent, str(graded), "selected")
+    return [*([absent] if absent else []), *result.summary(output, lines, prefer)]
 
 
 def _rows(

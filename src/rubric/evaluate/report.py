@@ -48,6 +48,10 @@ def _fmt(value: float, digits: int) -> str:
     return "" if value != value else f"{value:.{digits}f}"
 
 
+FORMATS = ("tsv", "json", "latex")
+"""The formats every report object renders (``render(fmt)``)."""
+
+
 @dataclass
 class Report:
     """Scores of several runs for several measures, ordered best first by the first measure."""
@@ -156,3 +160,17 @@ class Report:
         if fmt == "latex":
             return self.to_latex(min(digits, 3))
         return self.to_tsv(digits, per_query)
+
+
+@dataclass
+class Rendered:
+    """A report as a command writes it: ``text`` (for stdout or ``-o``) and the lines a reader
+    should see on stderr: ``before`` the text is written (what was left out) and after (``notes``).
+
+    The library builds it, so the CLI only writes it; the split keeps the order of stderr lines
+    when ``-o`` adds its own ``wrote FILE`` between them.
+    """
+
+    text: str
+    notes: list[str] = field(default_factory=list)
+    before: list[str] = field(default_factory=list)

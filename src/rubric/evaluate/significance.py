@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any, ClassVar
 
-from rubric.errors import UserError
+from rubric.data.query_selection import Queries
+from rubric.errors import UserError, one_of
 
 TESTS = ("t", "randomization", "bootstrap")
 CORRECTIONS = ("holm", "bonferroni", "none")
@@ -64,7 +65,7 @@ def paired_p_value(diffs: list[float], test: str = "t", n_resamples: int = 10_00
         idx = rng.integers(0, len(d), size=(n_resamples, len(d)))
         stats = np.abs(shifted[idx].mean(axis=1))
     else:
-        raise UserError(f"--test: expected one of {', '.join(TESTS)}, got {test!r}")
+        one_of("--test", test, TESTS)  # raises: every test of TESTS is handled above
     return float((np.count_nonzero(stats >= observed - tol) + 1) / (n_resamples + 1))
 
 
@@ -75,8 +76,7 @@ def adjust(p_values: list[float], method: str = "holm") -> list[float]:
         return list(p_values)
     if method == "bonferroni":
         return [min(1.0, p * m) if p == p else p for p in p_values]
-    if method != "holm":
-        raise UserError(f"--correction: expected one of {', '.join(CORRECTIONS)}, got {method!r}")
+    one_of("--correction", method, CORRECTIONS)
     order = sorted(range(m), key=lambda i: (p_values[i] != p_values[i], p_values[i]))
     adjusted = [math.nan] * m
     running = 0.0
@@ -111,10 +111,8 @@ def compare_scores(
     ``per_query`` is ``{run: {query: value}}``; with trec_eval's ``-c`` every run has every
     qrels query, otherwise a pair is compared on the queries both runs answered.
     """
-    if test not in TESTS:
-        raise UserError(f"--test: expected one of {', '.join(TESTS)}, got {test!r}")
-    if correction not in CORRECTIONS:
-        raise UserError(f"--correction: expected one of {', '.join(CORRECTIONS)}, got {correction!r}")
+    one_of("--test", test, TESTS)
+    one_of("--correction", correction, CORRECTIONS)
     runs = list(per_query)
     if len(runs) < 2:
         raise UserError("--run: give at least two runs to compare")
@@ -218,19 +216,18 @@ def compare(
     seed: int = 42,
     alpha: float = 0.05,
     name_from: str = "tag",
-    queries: Any = None,
+    queries: Queries = None,
 ) -> Comparisons:
     """Score ``runs`` against ``qrels`` (paths or loaded objects, as for
     :func:`~rubric.evaluate.leaderboards.leaderboard`) and test every pair of runs (or each run
     against ``baseline``) on every measure; the p-values of all pairs and measures are corrected
-    together (Holm by default). The defaults are the CLI's."""
-    from rubric.evaluate.leaderboards import evaluate, expand_runs
+    together (Holm by default). The defaults are the CLI's. Every option is checked before any
+    file is read (``queries`` may be a function that reads them, called after the checks)."""
+    from rubric.evaluate.leaderboards import evaluate
 
-    if test not in TESTS:
-        raise UserError(f"--test: expected one of {', '.join(TESTS)}, got {test!r}")
-    if correction not in CORRECTIONS:
-        raise UserError(f"--correction: expected one of {', '.join(CORRECTIONS)}, got {correction!r}")
-    done = evaluate(qrels, expand_runs(runs), measures, level, complete, name_from=name_from, queries=queries)
+    one_of("--test", test, TESTS)
+    one_of("--correction", correction, CORRECTIONS)
+    done = evaluate(qrels, runs, measures, level, complete, name_from=name_from, queries=queries)
     rows = []
     for m in done.results[0].values if done.results else []:
         per_query = {r.run: r.values[m] for r in done.results}

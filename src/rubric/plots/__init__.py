@@ -3,7 +3,8 @@
 * :func:`rubric.plots.scatter.meta_scatter`: "The Great Nugget Recall" Figure 4: one evaluation
   against another, run-level points large, topic/run points small, the three taus in a box;
 * :func:`rubric.plots.heatmap.count_heatmaps`: labelled count matrices (grade x judgment of
-  ``rubric verify agreement``, the nugget assignment confusion matrix of Figure 6).
+  ``rubric verify agreement``, the nugget assignment confusion matrix of Figure 6);
+* :func:`rubric.plots.figures.meta_figure`: the figure of a ``rubric evaluate meta`` result.
 
 matplotlib is imported only when a figure is drawn, through the object-oriented API (no pyplot,
 no global backend switch), so importing this package costs nothing and a user's interactive
@@ -61,6 +62,17 @@ def plot_format(path: str | Path) -> str:
     fmt = Path(path).suffix.lower().lstrip(".")
     if fmt not in FORMATS:
         raise UserError(f"--plot: {path}: the file name must end in .png, .svg or .pdf")
+    return fmt
+
+
+def check_plot(path: str | Path | None) -> str | None:
+    """The figure format of ``--plot PATH`` (None without ``--plot``), once matplotlib is known to
+    be installed: a command calls it before it reads any file, so a bad suffix or a missing extra
+    costs no work."""
+    if path is None:
+        return None
+    fmt = plot_format(path)
+    require_matplotlib()
     return fmt
 
 
