@@ -19,6 +19,7 @@ from rubric.data.select import GradeFilter
 from rubric.data.table import Table, check_format
 from rubric.errors import UserError
 from rubric.evaluate.labels import LabelRule
+from rubric.plots import check_plot
 from rubric.verify.agreement import Agreement, GradeMap
 
 FORMATS = ("tsv", "md", "latex")
@@ -48,11 +49,7 @@ class AgreementRequest:
     def check(self) -> None:
         """The checks that need no file: format, plot file and matplotlib, ``--reviews`` combinations."""
         check_format(self.fmt, FORMATS)
-        if self.plot is not None:
-            from rubric.plots import plot_format, require_matplotlib
-
-            plot_format(self.plot)
-            require_matplotlib()
+        check_plot(self.plot)
         if self.reviews:
             if self.plot is not None or self.one_vs_rest:
                 raise UserError("--reviews: not used with --plot or --one-vs-rest")
