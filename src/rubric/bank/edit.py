@@ -49,7 +49,7 @@ def show_lines(banks: Iterable[TestBank], query: str | None = None) -> list[str]
     return lines
 
 
-def show_bank(path: Path, query: str | None = None, as_json: bool = False) -> list[str]:
+def show_bank(path: Path, query: str | None = None, *, as_json: bool = False) -> list[str]:
     """`rubric bank show`: the listing of :func:`show_lines`, or each bank record as a JSON line
     (``as_json``), of every bank or those of ``query`` (a query id, or ``qid/facet``).
 
@@ -137,6 +137,7 @@ def edit_banks(
 def edit_bank_file(
     bank: Path,
     output: Path,
+    *,
     add: Sequence[str] = (),
     remove: Sequence[str] = (),
     rewrite: Sequence[str] = (),

@@ -225,6 +225,7 @@ def nuggetize_file(
     queries: Path,
     output: Path,
     llm: ChatSettings,
+    *,
     qrels: Path | None = None,
     min_judgment: int = 1,
     window: int = 10,

@@ -48,7 +48,16 @@ def generate(
     from rubric.bank.generate import generate_bank_file
 
     outcome = generate_bank_file(
-        queries, output, llm, kind, style, facets, per_query, prompt, prompt_file, test_collection
+        queries,
+        output,
+        llm,
+        kind=kind,
+        style=style,
+        facets=facets,
+        per_query=per_query,
+        prompt=prompt,
+        prompt_files=prompt_file,
+        test_collection=test_collection,
     )
     opt.finish(outcome)
 
@@ -94,14 +103,14 @@ def nuggetize(
         queries,
         output,
         llm,
-        qrels,
-        min_judgment,
-        window,
-        max_nuggets,
-        keep,
-        create_prompt,
-        importance_prompt,
-        prompt_file,
+        qrels=qrels,
+        min_judgment=min_judgment,
+        window=window,
+        max_nuggets=max_nuggets,
+        keep=keep,
+        create_prompt=create_prompt,
+        importance_prompt=importance_prompt,
+        prompt_files=prompt_file,
     )
     opt.finish(outcome)
 
@@ -131,7 +140,16 @@ def import_(
     """
     from rubric.bank.importers import import_bank
 
-    info(import_bank(source, output, fmt, kind, queries, tqa_prefix, test_collection))
+    line = import_bank(
+        source,
+        output,
+        fmt=fmt,
+        kind=kind,
+        queries=queries,
+        tqa_prefix=tqa_prefix,
+        test_collection=test_collection,
+    )
+    info(line)
 
 
 @app.command("show")
@@ -146,7 +164,7 @@ def show(
     """
     from rubric.bank.edit import show_bank
 
-    for line in show_bank(bank, query, as_json):
+    for line in show_bank(bank, query, as_json=as_json):
         typer.echo(line)
 
 
@@ -174,7 +192,9 @@ def edit(
     from rubric.bank.edit import edit_bank_file
 
     target = output or bank
-    report = edit_bank_file(bank, target, add or [], remove or [], rewrite or [], kind, queries)
+    report = edit_bank_file(
+        bank, target, add=add or [], remove=remove or [], rewrite=rewrite or [], kind=kind, queries=queries
+    )
     for line in report.lines(target):
         info(line)
 

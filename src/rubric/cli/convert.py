@@ -46,7 +46,17 @@ def runs_command(
     from rubric.convert.pool import pool_file
 
     run_paths = [*(runs or []), *(runs_args or [])]
-    for line in pool_file(queries, run_paths, collection, output, qrels, top_k, name_from, allow_missing):
+    lines = pool_file(
+        queries,
+        run_paths,
+        collection,
+        output,
+        qrels=qrels,
+        top_k=top_k,
+        name_from=name_from,
+        allow_missing=allow_missing,
+    )
+    for line in lines:
         info(line)
 
 
@@ -71,7 +81,8 @@ def rag_command(
     """
     from rubric.convert.rag import answers_file
 
-    info(answers_file([*answers, *(extra_answers or [])], output, segment, queries_out))
+    paths = [*answers, *(extra_answers or [])]
+    info(answers_file(paths, output, segment=segment, queries_out=queries_out))
 
 
 @app.command("queries")

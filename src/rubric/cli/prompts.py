@@ -56,4 +56,4 @@ def show_command(
     """
     from rubric.grading.catalog import show
 
-    typer.echo(show(name, prompt_file, example, values), nl=False)
+    typer.echo(show(name, prompt_file, with_example=example, values=values), nl=False)

@@ -48,7 +48,10 @@ def assign_command(
     """
     from rubric.grading.assign import assign_file
 
-    opt.finish(assign_file(answers, bank, output, llm, queries, prompt, prompt_file, batch))
+    outcome = assign_file(
+        answers, bank, output, llm, queries=queries, prompt=prompt, prompt_files=prompt_file, batch=batch
+    )
+    opt.finish(outcome)
 
 
 @opt.option_groups

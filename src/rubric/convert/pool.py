@@ -133,6 +133,7 @@ def pool_file(
     runs: Sequence[Path],
     collection: Sequence[Path],
     output: Path,
+    *,
     qrels: Path | None = None,
     top_k: int = 20,
     name_from: str = "tag",

@@ -150,7 +150,7 @@ def answers_to_passages(
 
 
 def answers_file(
-    paths: Sequence[Path], output: Path, segment: str = "sentence", queries_out: Path | None = None
+    paths: Sequence[Path], output: Path, *, segment: str = "sentence", queries_out: Path | None = None
 ) -> str:
     """`rubric convert rag`: the answers of every file as passages in ``output`` (and the topics
     as queries JSON in ``queries_out``); the summary line.

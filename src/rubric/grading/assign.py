@@ -205,6 +205,7 @@ def assign_file(
     bank: Path,
     output: Path,
     llm: ChatSettings,
+    *,
     queries: Path | None = None,
     prompt: str = "AutoNuggetizerAssign",
     prompt_files: list[Path] | None = None,

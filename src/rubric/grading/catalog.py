@@ -76,6 +76,7 @@ def example(prompt: Prompt, values: list[str] | None = None) -> str:
 def show(
     name: str,
     prompt_files: list[Path] | None = None,
+    *,
     with_example: bool = False,
     values: list[str] | None = None,
 ) -> str:
