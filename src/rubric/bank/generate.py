@@ -196,7 +196,6 @@ def generate_bank_file(
     queries: Path,
     output: Path,
     llm: ChatSettings,
-    *,
     kind: str = "questions",
     style: str = "dl",
     facets: Path | None = None,

@@ -47,17 +47,8 @@ def generate(
     """
     from rubric.bank.generate import generate_bank_file
 
-    outcome = generate_bank_file(
-        queries,
-        output,
-        llm,
-        kind=kind,
-        style=style,
-        facets=facets,
-        per_query=per_query,
-        prompt=prompt,
-        prompt_files=prompt_file,
-        test_collection=test_collection,
+    outcome = generate_bank_file(  # the options in the order of the command's
+        queries, output, llm, kind, style, facets, per_query, prompt, prompt_file, test_collection
     )
     opt.finish(outcome)
 
@@ -140,16 +131,7 @@ def import_(
     """
     from rubric.bank.importers import import_bank
 
-    line = import_bank(
-        source,
-        output,
-        fmt=fmt,
-        kind=kind,
-        queries=queries,
-        tqa_prefix=tqa_prefix,
-        test_collection=test_collection,
-    )
-    info(line)
+    info(import_bank(source, output, fmt, kind, queries, tqa_prefix, test_collection))
 
 
 @app.command("show")
