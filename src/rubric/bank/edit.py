@@ -7,12 +7,17 @@ show a rewrite as one change rather than a removal plus an addition.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from rubric.bank.generate import Topic, build_items
+from rubric.bank.ids import check_kind
+from rubric.data.jsonl import read_bank, write_bank
 from rubric.data.models import NuggetItem, QuestionItem, TestBank
+from rubric.data.queries import read_queries
 from rubric.errors import UserError
 
 Item = QuestionItem | NuggetItem
@@ -44,12 +49,35 @@ def show_lines(banks: Iterable[TestBank], query: str | None = None) -> list[str]
     return lines
 
 
+def show_bank(path: Path, query: str | None = None, *, as_json: bool = False) -> list[str]:
+    """`rubric bank show`: the listing of :func:`show_lines`, or each bank record as a JSON line
+    (``as_json``), of every bank or those of ``query`` (a query id, or ``qid/facet``).
+
+    A ``query`` the file does not hold is an error, not an empty listing (a typo would look
+    like an empty bank).
+    """
+    banks = list(read_bank(path))
+    if query is not None and not any(query in (b.query_id, bank_key(b)) for b in banks):
+        raise UserError(f"--query {query}: not in {path} ({len(banks)} banks)")
+    if not as_json:
+        return show_lines(banks, query)
+    shown = [b for b in banks if query is None or query in (b.query_id, bank_key(b))]
+    return [json.dumps(b.to_json(), ensure_ascii=False) for b in shown]
+
+
 @dataclass
 class EditReport:
+    """What an edit did: the counts, and a message per addition already in the bank."""
+
     added: int = 0
     removed: int = 0
     rewritten: int = 0
     messages: list[str] = field(default_factory=list)
+
+    def lines(self, target: Path) -> list[str]:
+        """The messages, then the counts and where the edited banks went."""
+        summary = f"{self.added} added, {self.removed} removed, {self.rewritten} rewritten; wrote {target}"
+        return [*self.messages, summary]
 
 
 @dataclass(frozen=True)
@@ -104,6 +132,32 @@ def edit_banks(
         key, text = _split("--add", value)
         edits.append(BankEdit("add", key, text, origin=f"--add {key}"))
     return apply_edits(banks, edits, kind, queries)
+
+
+def edit_bank_file(
+    bank: Path,
+    output: Path,
+    *,
+    add: Sequence[str] = (),
+    remove: Sequence[str] = (),
+    rewrite: Sequence[str] = (),
+    kind: str | None = None,
+    queries: Path | None = None,
+) -> EditReport:
+    """`rubric bank edit`: :func:`edit_banks` on the banks of ``bank``, written (atomically) to
+    ``output``, which may be ``bank`` itself: the file is read completely first."""
+    if not (add or remove or rewrite):
+        raise UserError("nothing to do: give --add, --remove or --rewrite")
+    banks, report = edit_banks(
+        list(read_bank(bank)),
+        add,
+        remove,
+        rewrite,
+        kind=check_kind(kind) if kind else None,
+        queries=read_queries(queries) if queries else None,
+    )
+    write_bank(output, banks)
+    return report
 
 
 def apply_edits(
@@ -181,6 +235,14 @@ class BankDiff:
             name: sum(len(v) for v in getattr(self, name).values())
             for name in ("removed", "added", "rewritten", "relabelled")
         }
+
+    def summary(self) -> str:
+        """One line of counts: items changed, banks on one side only."""
+        c = self.counts
+        return (
+            f"{c['removed']} removed, {c['added']} added, {c['rewritten']} rewritten, "
+            f"{c['relabelled']} relabelled; {len(self.only_a)} banks only in A, {len(self.only_b)} only in B"
+        )
 
     def lines(self) -> list[str]:
         out = [f"only in A: {k}" for k in self.only_a] + [f"only in B: {k}" for k in self.only_b]

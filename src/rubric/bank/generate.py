@@ -13,15 +13,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from rubric.bank.ids import item_id
+from rubric.bank.ids import check_kind, item_id
 from rubric.data.files import read_text, text_lines
+from rubric.data.jsonl import write_bank
 from rubric.data.models import NuggetItem, QuestionItem, TestBank
-from rubric.errors import UserError
-from rubric.grading.prompts import Prompt
+from rubric.data.queries import read_queries
+from rubric.errors import UserError, at_least
+from rubric.grading.prompts import Prompt, get_prompt
 from rubric.llm.ask import ask_parsed, backend_info
 from rubric.llm.base import Request, TextGenerator
 from rubric.llm.cache import CachedBackend, ResponseCache
 from rubric.llm.lists import ParseError, parse_list
+from rubric.llm.outcome import Outcome
+from rubric.llm.settings import ChatSettings
 
 
 @dataclass(frozen=True)
@@ -186,3 +190,35 @@ def topics(
     if unknown:
         raise UserError(f"--facets {facets}: query {unknown[0]} is not in --queries {queries}")
     return [Topic(q, texts[q], f, t) for q, fs in facet_map.items() for f, t in fs]
+
+
+def generate_bank_file(
+    queries: Path,
+    output: Path,
+    llm: ChatSettings,
+    kind: str = "questions",
+    style: str = "dl",
+    facets: Path | None = None,
+    per_query: int = 10,
+    prompt: str | None = None,
+    prompt_files: list[Path] | None = None,
+    test_collection: str = "",
+) -> Outcome:
+    """`rubric bank generate`: banks for the queries (or ``facets``) written to ``output``.
+
+    The options are checked before any file is read or request sent; topics that got no bank
+    after every retry are the outcome's failures (a re-run asks only them).
+    """
+    check_kind(kind)
+    at_least("--per-query", per_query, 1)
+    llm.check()
+    chosen = topics(read_queries(queries), style, facets, queries)
+    chosen_prompt = get_prompt(prompt or GENERATE_PROMPTS[(kind, style)], prompt_files)
+    backend, responses = llm.backend()
+    banks, failures = generate_banks(
+        chosen, chosen_prompt, backend, kind, per_query, llm.parse_retries, test_collection, responses
+    )
+    write_bank(output, banks)
+    items = sum(len(b.items) for b in banks)
+    wrote = f"wrote {len(banks)} of {len(chosen)} banks ({items} {kind}) to {output}"
+    return Outcome([wrote, backend.stats.summary(backend.model)], failures, "queries")

@@ -11,8 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from rubric.bank.generate import Topic, build_items
+from rubric.bank.ids import check_kind
 from rubric.data.files import read_text, text_lines
+from rubric.data.jsonl import write_bank
 from rubric.data.models import NuggetItem, QuestionItem, TestBank
+from rubric.data.queries import read_queries
 from rubric.errors import UserError
 
 TEXT_FIELDS = ("text", "question", "question_text", "nugget", "nugget_text")
@@ -156,3 +159,34 @@ def _unique(rows: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
             seen.add(text.strip())
             out.append((text, extra))
     return out
+
+
+def import_bank(
+    source: Path,
+    output: Path,
+    fmt: str = "list",
+    kind: str = "questions",
+    queries: Path | None = None,
+    tqa_prefix: str = "tqa2:",
+    test_collection: str = "",
+) -> str:
+    """`rubric bank import`: the banks of ``source`` written to ``output``; the summary line.
+
+    ``fmt`` is ``list`` (:func:`read_plain`, of ``kind``) or ``tqa`` (:func:`read_tqa`: always
+    questions, lesson titles as query texts unless ``queries`` gives them). A source without a
+    single item is an error: an empty bank would only fail later, in grading.
+    """
+    texts = read_queries(queries) if queries else {}
+    if fmt == "tqa":
+        entries, titles = read_tqa(source, tqa_prefix)
+        kind = "questions"
+        texts = {**titles, **texts}
+    elif fmt == "list":
+        entries = read_plain(source, check_kind(kind))
+    else:
+        raise UserError(f"--format: expected list or tqa, got {fmt!r}")
+    if not any(entries.values()):
+        raise UserError(f"{source}: no {kind} found")
+    banks = to_banks(entries, kind, texts, test_collection, source=str(source))
+    write_bank(output, banks)
+    return f"wrote {len(banks)} banks ({sum(len(b.items) for b in banks)} {kind}) to {output}"

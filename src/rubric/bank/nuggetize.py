@@ -22,13 +22,17 @@ from pathlib import Path
 from typing import Any
 
 from rubric.bank.ids import item_id
+from rubric.data.jsonl import write_bank
 from rubric.data.models import NuggetItem, TestBank
-from rubric.errors import UserError
-from rubric.grading.prompts import Prompt
+from rubric.data.queries import read_queries
+from rubric.errors import UserError, at_least
+from rubric.grading.prompts import Prompt, get_prompt
 from rubric.llm.ask import ask_parsed, backend_info
 from rubric.llm.base import Request, TextGenerator
 from rubric.llm.cache import CachedBackend, ResponseCache
 from rubric.llm.lists import ParseError, parse_labels, parse_list
+from rubric.llm.outcome import Outcome
+from rubric.llm.settings import ChatSettings
 
 IMPORTANCE = {"vital": "vital", "okay": "okay", "ok": "okay"}
 IMPORTANCE_BATCH = 10  # "at most 10 nuggets are passed to the LLM" (Figure 2)
@@ -177,7 +181,7 @@ def nuggetize(
     return banks, errors
 
 
-__all__ = ["nuggetize", "select", "format_context", "ParseError"]
+__all__ = ["nuggetize", "nuggetize_file", "select", "format_context", "ParseError"]
 
 
 def relevant_passages(
@@ -214,3 +218,52 @@ def relevant_passages(
         source = f"--qrels {qrels}" if qrels else f"the judgments in {passages}"
         raise UserError(f"--min-judgment {min_judgment}: no passage is judged that relevant in {source}")
     return relevant
+
+
+def nuggetize_file(
+    passages: Path,
+    queries: Path,
+    output: Path,
+    llm: ChatSettings,
+    *,
+    qrels: Path | None = None,
+    min_judgment: int = 1,
+    window: int = 10,
+    max_nuggets: int = 30,
+    keep: int = 20,
+    create_prompt: str = "AutoNuggetizerCreate",
+    importance_prompt: str = "AutoNuggetizerImportance",
+    prompt_files: list[Path] | None = None,
+) -> Outcome:
+    """`rubric bank nuggetize`: a nugget bank per query with relevant passages, written to ``output``.
+
+    The options are checked before any file is read or request sent; the LLM calls that failed
+    after every retry are the outcome's failures (and are counted in each bank's info).
+    """
+    for name, value in (("--window", window), ("--max-nuggets", max_nuggets), ("--keep", keep)):
+        at_least(name, value, 1)
+    llm.check()
+    texts = read_queries(queries)
+    relevant = relevant_passages(passages, texts, qrels, min_judgment, queries)
+    backend, responses = llm.backend()
+    settings = {"min_judgment": min_judgment, "judgments": str(qrels) if qrels else "passages"}
+    banks, failures = nuggetize(
+        texts,
+        relevant,
+        get_prompt(create_prompt, prompt_files),
+        get_prompt(importance_prompt, prompt_files),
+        backend,
+        window=window,
+        max_nuggets=max_nuggets,
+        keep=keep,
+        retries=llm.parse_retries,
+        settings=settings,
+        cache=responses,
+    )
+    write_bank(output, banks)
+    vital = sum(getattr(i, "importance", None) == "vital" for b in banks for i in b.items)
+    nuggets = sum(len(b.items) for b in banks)
+    lines = [f"wrote {nuggets} nuggets ({vital} vital) for {len(banks)} queries to {output}"]
+    if without := sum(1 for q in texts if q not in relevant):
+        lines.append(f"{without} queries have no passage judged >= {min_judgment} and got no nuggets")
+    return Outcome([*lines, backend.stats.summary(backend.model)], failures, "LLM calls")

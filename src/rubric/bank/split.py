@@ -18,7 +18,9 @@ import hashlib
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
+from rubric.data.jsonl import read_bank, write_bank
 from rubric.data.models import TestBank
 from rubric.errors import UserError
 
@@ -44,6 +46,14 @@ class Split:
     def counts(self) -> tuple[int, int]:
         return sum(len(b.items) for b in self.public), sum(len(b.items) for b in self.secret)
 
+    def summary(self, public_out: Path, secret_out: Path) -> str:
+        """One line: the items and banks of each part and where they went."""
+        n_public, n_secret = self.counts
+        return (
+            f"{n_public} public items in {len(self.public)} banks -> {public_out}; "
+            f"{n_secret} secret items in {len(self.secret)} banks -> {secret_out}"
+        )
+
 
 def split_banks(banks: Iterable[TestBank], secret: float, seed: int) -> Split:
     """Split every bank; a bank with no items on one side is left out of that part."""
@@ -61,4 +71,13 @@ def split_banks(banks: Iterable[TestBank], secret: float, seed: int) -> Split:
             result.public.append(bank.model_copy(update={"items": public}))
         if secret_items:
             result.secret.append(bank.model_copy(update={"items": secret_items}))
+    return result
+
+
+def split_bank_file(bank: Path, secret: float, seed: int, public_out: Path, secret_out: Path) -> Split:
+    """`rubric bank split`: split the banks of ``bank`` into the two files (``secret`` is
+    checked before the bank is read)."""
+    result = split_banks(read_bank(bank), secret, seed)
+    write_bank(public_out, result.public)
+    write_bank(secret_out, result.secret)
     return result

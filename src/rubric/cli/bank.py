@@ -2,30 +2,16 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
 
 from rubric.cli import options as opt
 from rubric.cli.common import OptionalOutputPath, OutputPath, info, phase_app, updates_in_place
-from rubric.errors import UserError
 
 app = phase_app(
     "Phase 1: test banks of exam questions or nuggets (generate, nuggetize, import, show, edit, diff, split)."
 )
-
-
-def _check_kind(kind: str) -> str:
-    from rubric.bank.ids import check_kind
-
-    return check_kind(kind)
-
-
-def _load_banks(path: Path) -> list:
-    from rubric.data.jsonl import read_bank
-
-    return list(read_bank(path))
 
 
 @app.command("generate")
@@ -59,25 +45,12 @@ def generate(
 
     Example: rubric bank generate -q queries.json --kind nuggets -m gpt-4o -o nuggets.jsonl.gz
     """
-    from rubric.bank.generate import GENERATE_PROMPTS, generate_banks, topics
-    from rubric.data.jsonl import write_bank
-    from rubric.data.queries import read_queries
-    from rubric.grading.prompts import get_prompt
+    from rubric.bank.generate import generate_bank_file
 
-    _check_kind(kind)
-    opt.at_least("--per-query", per_query, 1)
-    llm.check()
-    chosen = topics(read_queries(queries), style, facets, queries)
-    prompt_ = get_prompt(prompt or GENERATE_PROMPTS[(kind, style)], prompt_file)
-    backend, responses = opt.backend_from(llm)
-    banks, failures = generate_banks(
-        chosen, prompt_, backend, kind, per_query, llm.parse_retries, test_collection, cache=responses
+    outcome = generate_bank_file(  # the options in the order of the command's
+        queries, output, llm, kind, style, facets, per_query, prompt, prompt_file, test_collection
     )
-    write_bank(output, banks)
-    items = sum(len(b.items) for b in banks)
-    info(f"wrote {len(banks)} of {len(chosen)} banks ({items} {kind}) to {output}")
-    opt.report_llm(backend)
-    opt.report_failures(failures, "queries")
+    opt.finish(outcome)
 
 
 @app.command("nuggetize")
@@ -114,41 +87,23 @@ def nuggetize(
 
     Example: rubric bank nuggetize -p pool.jsonl.gz -q queries.json -m gpt-4o -o nuggets.jsonl.gz
     """
-    from rubric.bank.nuggetize import nuggetize as run
-    from rubric.bank.nuggetize import relevant_passages
-    from rubric.data.jsonl import write_bank
-    from rubric.data.queries import read_queries
-    from rubric.grading.prompts import get_prompt
+    from rubric.bank.nuggetize import nuggetize_file
 
-    for name, value in (("--window", window), ("--max-nuggets", max_nuggets), ("--keep", keep)):
-        opt.at_least(name, value, 1)
-    llm.check()
-    texts = read_queries(queries)
-    relevant = relevant_passages(passages, texts, qrels, min_judgment, queries)
-    backend, responses = opt.backend_from(llm)
-    settings = {"min_judgment": min_judgment, "judgments": str(qrels) if qrels else "passages"}
-    banks, failures = run(
-        texts,
-        relevant,
-        get_prompt(create_prompt, prompt_file),
-        get_prompt(importance_prompt, prompt_file),
-        backend,
+    outcome = nuggetize_file(
+        passages,
+        queries,
+        output,
+        llm,
+        qrels=qrels,
+        min_judgment=min_judgment,
         window=window,
         max_nuggets=max_nuggets,
         keep=keep,
-        retries=llm.parse_retries,
-        settings=settings,
-        cache=responses,
+        create_prompt=create_prompt,
+        importance_prompt=importance_prompt,
+        prompt_files=prompt_file,
     )
-    write_bank(output, banks)
-    vital = sum(getattr(i, "importance", None) == "vital" for b in banks for i in b.items)
-    nuggets = sum(len(b.items) for b in banks)
-    without = sum(1 for q in texts if q not in relevant)
-    info(f"wrote {nuggets} nuggets ({vital} vital) for {len(banks)} queries to {output}")
-    if without:
-        info(f"{without} queries have no passage judged >= {min_judgment} and got no nuggets")
-    opt.report_llm(backend)
-    opt.report_failures(failures, "LLM calls")
+    opt.finish(outcome)
 
 
 @app.command("import")
@@ -174,24 +129,9 @@ def import_(
 
     Example: rubric bank import my-nuggets.tsv --kind nuggets -q queries.json -o nuggets.jsonl.gz
     """
-    from rubric.bank.importers import read_plain, read_tqa, to_banks
-    from rubric.data.jsonl import write_bank
-    from rubric.data.queries import read_queries
+    from rubric.bank.importers import import_bank
 
-    texts = read_queries(queries) if queries else {}
-    if fmt == "tqa":
-        entries, titles = read_tqa(source, tqa_prefix)
-        kind = "questions"
-        texts = {**titles, **texts}
-    elif fmt == "list":
-        entries = read_plain(source, _check_kind(kind))
-    else:
-        raise UserError(f"--format: expected list or tqa, got {fmt!r}")
-    if not any(entries.values()):
-        raise UserError(f"{source}: no {kind} found")
-    banks = to_banks(entries, kind, texts, test_collection, source=str(source))
-    write_bank(output, banks)
-    info(f"wrote {len(banks)} banks ({sum(len(b.items) for b in banks)} {kind}) to {output}")
+    info(import_bank(source, output, fmt, kind, queries, tqa_prefix, test_collection))
 
 
 @app.command("show")
@@ -204,17 +144,9 @@ def show(
 
     Example: rubric bank show dl19-questions.jsonl.gz --query 1115776
     """
-    from rubric.bank.edit import bank_key, show_lines
+    from rubric.bank.edit import show_bank
 
-    banks = _load_banks(bank)
-    if query is not None and not any(query in (b.query_id, bank_key(b)) for b in banks):
-        raise UserError(f"--query {query}: not in {bank} ({len(banks)} banks)")
-    if as_json:
-        for b in banks:
-            if query is None or query in (b.query_id, bank_key(b)):
-                typer.echo(json.dumps(b.to_json(), ensure_ascii=False))
-        return
-    for line in show_lines(banks, query):
+    for line in show_bank(bank, query, as_json=as_json):
         typer.echo(line)
 
 
@@ -239,25 +171,14 @@ def edit(
 
     Example: rubric bank edit nuggets.jsonl.gz --remove 940547/79127769531faf8ed9b9c2b8c8209002
     """
-    from rubric.bank.edit import edit_banks
-    from rubric.data.jsonl import write_bank
-    from rubric.data.queries import read_queries
+    from rubric.bank.edit import edit_bank_file
 
-    if not (add or remove or rewrite):
-        raise UserError("nothing to do: give --add, --remove or --rewrite")
-    banks, report = edit_banks(
-        _load_banks(bank),
-        add or [],
-        remove or [],
-        rewrite or [],
-        kind=_check_kind(kind) if kind else None,
-        queries=read_queries(queries) if queries else None,
-    )
     target = output or bank
-    write_bank(target, banks)
-    for message in report.messages:
-        info(message)
-    info(f"{report.added} added, {report.removed} removed, {report.rewritten} rewritten; wrote {target}")
+    report = edit_bank_file(
+        bank, target, add=add or [], remove=remove or [], rewrite=rewrite or [], kind=kind, queries=queries
+    )
+    for line in report.lines(target):
+        info(line)
 
 
 @app.command("diff")
@@ -270,15 +191,12 @@ def diff(
     Example: rubric bank diff nuggets-v1.jsonl.gz nuggets-v2.jsonl.gz
     """
     from rubric.bank.edit import diff_banks
+    from rubric.data.jsonl import read_bank
 
-    d = diff_banks(_load_banks(a), _load_banks(b))
+    d = diff_banks(read_bank(a), read_bank(b))
     for line in d.lines():
         typer.echo(line)
-    c = d.counts
-    info(
-        f"{c['removed']} removed, {c['added']} added, {c['rewritten']} rewritten, "
-        f"{c['relabelled']} relabelled; {len(d.only_a)} banks only in A, {len(d.only_b)} only in B"
-    )
+    info(d.summary())
 
 
 @app.command("split")
@@ -302,15 +220,8 @@ def split(
     Example: rubric bank split questions.jsonl.gz --secret 0.3 --seed 2024
     --public-out questions-public.jsonl.gz --secret-out questions-secret.jsonl.gz
     """
-    from rubric.bank.split import split_banks
-    from rubric.data.jsonl import read_bank, write_bank
+    from rubric.bank.split import split_bank_file
 
     # --public-out / --secret-out naming the bank or each other: refused by the output rule
-    result = split_banks(read_bank(bank), secret, seed)  # checks --secret before reading
-    write_bank(public_out, result.public)
-    write_bank(secret_out, result.secret)
-    n_public, n_secret = result.counts
-    info(
-        f"{n_public} public items in {len(result.public)} banks -> {public_out}; "
-        f"{n_secret} secret items in {len(result.secret)} banks -> {secret_out}"
-    )
+    result = split_bank_file(bank, secret, seed, public_out, secret_out)  # checks --secret first
+    info(result.summary(public_out, secret_out))

@@ -43,24 +43,20 @@ def runs_command(
     Example: rubric convert runs --queries topics.tsv --collection collection.tsv
     --qrels qrels.txt --top-k 20 runs/ -o passages.jsonl.gz
     """
-    from rubric.convert.pool import build_pool
-    from rubric.data.jsonl import write_passages
-    from rubric.data.queries import read_queries
-    from rubric.data.trec import expand_paths, read_qrels
-    from rubric.errors import UserError
+    from rubric.convert.pool import pool_file
 
-    if name_from not in ("tag", "file"):
-        raise UserError(f"--name-from: expected 'tag' or 'file', got {name_from!r}")
-    run_paths = expand_paths([*(runs or []), *(runs_args or [])])
-    if not run_paths and qrels is None:
-        raise UserError("give at least one run (--runs or arguments) or --qrels")
-    qs = read_queries(queries)
-    judged = read_qrels(qrels) if qrels else None
-    pool, report = build_pool(
-        qs, run_paths, collection, judged, top_k=top_k, name_from=name_from, allow_missing=allow_missing
+    run_paths = [*(runs or []), *(runs_args or [])]
+    lines = pool_file(
+        queries,
+        run_paths,
+        collection,
+        output,
+        qrels=qrels,
+        top_k=top_k,
+        name_from=name_from,
+        allow_missing=allow_missing,
     )
-    write_passages(output, pool)
-    for line in report.lines(output, queries):
+    for line in lines:
         info(line)
 
 
@@ -83,23 +79,10 @@ def rag_command(
     Example: rubric convert rag --answers run1.jsonl --answers run2.jsonl --segment words:400
     -o rag-passages.jsonl.gz --queries-out topics.json
     """
-    from rubric.convert.rag import answers_to_passages, parse_segment, read_answers
-    from rubric.data.jsonl import write_passages
-    from rubric.data.queries import write_queries
-    from rubric.errors import UserError
+    from rubric.convert.rag import answers_file
 
-    max_words = parse_segment(segment)
     paths = [*answers, *(extra_answers or [])]
-    records = [a for path in paths for a in read_answers(path)]
-    if not records:
-        raise UserError(f"{', '.join(map(str, paths))}: no RAG answers in the file(s)")
-    pool, topics = answers_to_passages(records, max_words)
-    write_passages(output, pool)
-    if queries_out:
-        write_queries(queries_out, topics)
-    runs = {a.run_id for a in records}
-    n = sum(len(q.paragraphs) for q in pool)
-    info(f"wrote {output}: {len(pool)} topics, {n} passages from {len(runs)} runs")
+    info(answers_file(paths, output, segment=segment, queries_out=queries_out))
 
 
 @app.command("queries")

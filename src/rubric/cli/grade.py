@@ -7,9 +7,8 @@ imported here at module level (``rubric --help`` stays fast); torch loads inside
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import typer
 from typer.core import TyperGroup
@@ -17,9 +16,6 @@ from typer.core import TyperGroup
 from rubric.cli import options as opt
 from rubric.cli.common import OutputPath, info, phase_app, updates_in_place
 from rubric.cli.rag_nuggets import assign_command
-
-if TYPE_CHECKING:
-    from rubric.data.query_selection import QuerySelection
 
 
 class DefaultCommandGroup(TyperGroup):
@@ -38,45 +34,6 @@ app = phase_app(
     "`rubric grade PASSAGES --bank ...` works), direct relevance prompts, and merge shards.",
     cls=DefaultCommandGroup,
 )
-
-
-def _grade(
-    options: opt.GradeOptions,
-    passages: Path,
-    prompts: list[str],
-    bank: Path | None = None,
-    queries: Path | None = None,
-    selected: QuerySelection | None = None,
-) -> None:
-    """Everything both grading commands share: check the options, grade, summarise, exit 1 on failures."""
-    from rubric.grading.job import GradeJob
-    from rubric.grading.launch import grade_job
-
-    opt.at_least("--workers", options.workers, 0)
-    job = GradeJob(  # checks the ranges of the options
-        passages=passages,
-        prompts=tuple(prompts),
-        bank=bank,
-        queries=queries,
-        prompt_files=tuple(options.prompt_file or ()),
-        backend=options.backend,
-        model=options.model,
-        fast=options.fast,
-        cache=options.cache,
-        use_cache=not options.no_cache,
-        checkpoint_pairs=options.checkpoint_pairs,
-        query_ids=None if selected is None else selected.ids,
-        backend_options=options.local.backend_options() | dataclasses.asdict(options.api),
-    )
-    o = options
-    stats = grade_job(
-        job, o.output, shard=o.shard, devices=o.devices, workers=o.workers, ray=o.ray,
-        ray_address=o.ray_address, report=info,
-    )  # fmt: skip
-    info(stats.summary())
-    info(f"wrote {o.output}: {stats.queries} queries")
-    if stats.failures:
-        opt.report_failures([str(f) for f in stats.failed], "pairs")
 
 
 PASSAGES_HELP = "Passages file (.jsonl or .jsonl.gz) from `rubric convert`."
@@ -107,7 +64,7 @@ def exam_command(
     Example: rubric grade passages.jsonl.gz --bank questions.jsonl.gz
     --prompt QuestionSelfRatedUnanswerablePromptWithChoices -o graded.jsonl.gz
     """
-    _grade(options, passages, prompt, bank=bank, selected=opt.selection(options.query, queries))
+    opt.finish(options.grade(passages, prompt, bank=bank, subset=queries, report=info))
 
 
 @app.command("direct")
@@ -125,7 +82,7 @@ def direct_command(
 
     Example: rubric grade direct passages.jsonl.gz --queries queries.tsv --prompt Sun -o graded.jsonl.gz
     """
-    _grade(options, passages, prompt, queries=queries, selected=opt.selection(options.query, None))
+    opt.finish(options.grade(passages, prompt, queries=queries, report=info))
 
 
 @app.command("merge")

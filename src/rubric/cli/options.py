@@ -4,8 +4,10 @@ A command declares ``output: OutputPath = typer.Option(...)`` (the output guard 
 command writes by this type), ``query: QueryIds = None`` and so on. Sets of options that travel
 together are dataclasses of such types: a command takes ``llm: ChatOptions`` and
 :func:`option_groups` gives Typer the dataclass's fields as options and the command the object,
-so the thirteen options of the OpenAI-compatible backend are written here only, and
-:func:`backend_from` turns them into a backend and its response cache.
+so the thirteen options of the OpenAI-compatible backend are written here only. The option
+dataclasses subclass the library's settings (:mod:`rubric.llm.settings`,
+:mod:`rubric.grading.settings`), which check the values and build the backend and its response
+cache, so a dataclass here only declares options.
 
 Nothing heavy is imported here (``rubric --help`` stays fast): the ``openai`` client loads when
 a backend is built.
@@ -24,8 +26,12 @@ from typing import Annotated, Any
 import typer
 
 from rubric.cli.common import WRITES, info
-from rubric.errors import at_least
+from rubric.grading.settings import GradeSettings
 from rubric.llm.registry import backends_help
+from rubric.llm.settings import ApiSettings, ChatSettings, LocalSettings
+
+if typing.TYPE_CHECKING:
+    from rubric.llm.outcome import Outcome
 
 # --- query subsets ------------------------------------------------------------------------------
 # No short names: ``-q`` already means other things in some commands (``--per-query``).
@@ -86,9 +92,9 @@ PromptFiles = Annotated[
 
 
 @dataclasses.dataclass
-class ApiOptions:
+class ApiOptions(ApiSettings):
     """How to reach an OpenAI-compatible server (also passed to the grading backends, which
-    ignore what they do not know)."""
+    ignore what they do not know); the library's settings with their options."""
 
     base_url: Annotated[
         str | None,
@@ -131,24 +137,12 @@ class ApiOptions:
         float, typer.Option("--timeout", help="Seconds to wait for one answer before retrying (> 0).")
     ] = 120.0
 
-    def check(self, temperature: float = 0.0, max_tokens: int | None = None) -> None:
-        """Range checks, before any file is read or request sent."""
-        from rubric.llm.openai_chat import check_api_options
-
-        check_api_options(
-            self.concurrency,
-            self.rpm,
-            self.max_retries,
-            self.timeout,
-            self.retry_base,
-            temperature,
-            max_tokens,
-        )
-
 
 @dataclasses.dataclass
-class ChatOptions:
-    """Every option of a command that asks a chat model (bank generation, nuggetizing, assignment)."""
+class ChatOptions(ChatSettings):
+    """Every option of a command that asks a chat model (bank generation, nuggetizing, assignment):
+    the library's :class:`~rubric.llm.settings.ChatSettings`, which checks them and builds the
+    backend and its cache."""
 
     model: Annotated[
         str,
@@ -170,43 +164,14 @@ class ChatOptions:
         ),
     ] = 2
 
-    def check(self) -> None:
-        self.api.check(self.temperature, self.max_tokens)
-        at_least("--parse-retries", self.parse_retries, 0)
 
-
-def backend_from(options: ChatOptions) -> tuple[Any, Any]:
-    """The :class:`~rubric.llm.openai_chat.OpenAIChat` of the options (checked first), and its cache."""
-    from rubric.llm.openai_chat import OpenAIChat
-
-    options.check()
-    settings = {"temperature": options.temperature, "max_tokens": options.max_tokens}
-    api = settings | dataclasses.asdict(options.api)
-    return OpenAIChat.cached(options.model, options.cache, not options.no_cache, **api)
-
-
-def report_llm(backend: Any) -> None:
-    """One summary line of what the LLM was asked (counts every retry and failure)."""
-    s = backend.stats
-    info(
-        f"LLM {backend.model}: {s.prompts} prompts, {s.cached} from cache, {s.retries} retries, "
-        f"{s.failures} failed"
-    )
-
-
-def report_failures(failures: list[str], what: str) -> None:
-    """List failures (first 20) and end with exit code 1: the output holds everything else."""
-    if not failures:
-        return
-    for line in failures[:20]:
-        info(f"  failed: {line}")
-    if len(failures) > 20:
-        info(f"  ... and {len(failures) - 20} more")
-    info(
-        f"rubric: {len(failures)} {what} failed and are missing or unlabelled in the output; "
-        "re-run the same command to retry them (answered prompts come from the cache)"
-    )
-    raise typer.Exit(1)
+def finish(outcome: Outcome) -> None:
+    """Print a run's summary and failures on stderr; failures end the command with exit code 1
+    (the output holds everything else)."""
+    for line in outcome.lines():
+        info(line)
+    if outcome.failures:
+        raise typer.Exit(1)
 
 
 # --- the grading commands -----------------------------------------------------------------------
@@ -217,7 +182,7 @@ def _opt(*names: str, help: str) -> Any:  # noqa: A002 - typer's name
 
 
 @dataclasses.dataclass
-class LocalOptions:
+class LocalOptions(LocalSettings):
     """How a local model runs (the openai backend refuses those it cannot honour)."""
 
     device: Annotated[
@@ -266,25 +231,11 @@ class LocalOptions:
         ),
     ] = False
 
-    def backend_options(self) -> dict[str, Any]:
-        """The options as the backends take them; the attention settings only when chosen, so a
-        backend without them (openai) refuses them only when they are asked for."""
-        return {
-            "attention": None if self.attention == "auto" else self.attention,
-            "compile": self.compile_encoder or None,
-            "device": self.device,
-            "dtype": self.dtype,
-            "batch_size": self.batch_size,
-            "token_budget": self.token_budget,
-            "max_input_tokens": self.max_input_tokens,
-            "max_new_tokens": self.max_new_tokens,
-            "num_beams": self.num_beams,
-        }
-
 
 @dataclasses.dataclass
-class GradeOptions:
-    """Every option the two grading commands (``exam`` and ``direct``) share."""
+class GradeOptions(GradeSettings):
+    """Every option the two grading commands (``exam`` and ``direct``) share: the library's
+    :class:`~rubric.grading.settings.GradeSettings`, which grades with them."""
 
     output: Annotated[
         Path, WRITES, _opt("--output", "-o", help="Graded passages file to write (.jsonl.gz); required.")

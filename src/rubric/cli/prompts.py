@@ -54,19 +54,6 @@ def show_command(
 
     Example: rubric prompts show QuestionSelfRatedUnanswerablePromptWithChoices --example
     """
-    from rubric.errors import UserError
-    from rubric.grading.catalog import example as filled
-    from rubric.grading.prompts import get_prompt
+    from rubric.grading.catalog import show
 
-    if values and not example:
-        raise UserError("--set: only meaningful with --example")
-    prompt = get_prompt(name, prompt_file, option="NAME")
-    rendered = filled(prompt, values) if example else ""  # a bad --set fails before any output
-    assert prompt.path is not None  # every loaded prompt comes from a file
-    typer.echo(prompt.path.read_text(encoding="utf-8"), nl=False)
-    if not example:
-        return
-    typer.echo("\n# ---- rendered example " + "-" * 48)
-    typer.echo(rendered)
-    if prompt.choices:
-        typer.echo(f"# ---- valid answers: {', '.join(prompt.choices)}")
+    typer.echo(show(name, prompt_file, with_example=example, values=values), nl=False)

@@ -45,29 +45,12 @@ def assign_command(
 
     Example: rubric grade assign run1.jsonl run2.jsonl --bank nuggets.jsonl.gz -m gpt-4o -o assigned.jsonl.gz
     """
-    from rubric.data.jsonl import read_bank, write_json_lines
-    from rubric.data.queries import read_queries
-    from rubric.grading.assign import assign, read_answers_to_assign
-    from rubric.grading.prompts import get_prompt
+    from rubric.grading.assign import assign_file
 
-    opt.at_least("--batch", batch, 1)
-    llm.check()
-    banks = list(read_bank(bank))
-    system_answers = read_answers_to_assign(answers, banks, bank)
-    chosen = get_prompt(prompt, prompt_file)
-    backend, responses = opt.backend_from(llm)
-    texts = read_queries(queries) if queries else None
-    records, failures = assign(
-        system_answers, banks, chosen, backend, batch, llm.parse_retries, texts, cache=responses
+    outcome = assign_file(
+        answers, bank, output, llm, queries=queries, prompt=prompt, prompt_files=prompt_file, batch=batch
     )
-    write_json_lines(output, records)
-    skipped = len(system_answers) - len(records)
-    runs, nq = len({r["run_id"] for r in records}), len({r["query_id"] for r in records})
-    info(f"wrote {len(records)} assignments ({runs} runs, {nq} queries) to {output}")
-    if skipped:
-        info(f"skipped {skipped} answers of queries without nuggets in {bank}")
-    opt.report_llm(backend)
-    opt.report_failures(failures, "assignment batches")
+    opt.finish(outcome)
 
 
 @opt.option_groups

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rubric.data.collection import load_texts
+from rubric.data.jsonl import write_passages
 from rubric.data.models import (
     FullParagraphData,
     Judgment,
@@ -19,8 +20,8 @@ from rubric.data.models import (
     ParagraphRankingEntry,
     QueryWithFullParagraphList,
 )
-from rubric.data.queries import Queries
-from rubric.data.trec import Qrels, read_runs
+from rubric.data.queries import Queries, read_queries
+from rubric.data.trec import Qrels, expand_paths, read_qrels, read_runs
 from rubric.errors import UserError
 
 
@@ -125,3 +126,34 @@ def build_pool(
         report.queries += 1
         report.passages += len(paragraphs)
     return out, report
+
+
+def pool_file(
+    queries: Path,
+    runs: Sequence[Path],
+    collection: Sequence[Path],
+    output: Path,
+    *,
+    qrels: Path | None = None,
+    top_k: int = 20,
+    name_from: str = "tag",
+    allow_missing: bool = False,
+) -> list[str]:
+    """`rubric convert runs`: pool ``runs`` (files or directories) and the judged passages of
+    ``qrels`` into ``output``; the summary lines (:meth:`PoolReport.lines`).
+
+    The options are checked before any file is read; with neither a run nor qrels there is
+    nothing to pool.
+    """
+    if name_from not in ("tag", "file"):
+        raise UserError(f"--name-from: expected 'tag' or 'file', got {name_from!r}")
+    run_paths = expand_paths(runs)
+    if not run_paths and qrels is None:
+        raise UserError("give at least one run (--runs or arguments) or --qrels")
+    texts = read_queries(queries)
+    judged = read_qrels(qrels) if qrels else None
+    pool, report = build_pool(
+        texts, run_paths, collection, judged, top_k=top_k, name_from=name_from, allow_missing=allow_missing
+    )
+    write_passages(output, pool)
+    return report.lines(output, queries)

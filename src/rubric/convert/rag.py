@@ -15,13 +15,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from rubric.data.jsonl import iter_json_lines
+from rubric.data.jsonl import iter_json_lines, write_passages
 from rubric.data.models import (
     FullParagraphData,
     ParagraphData,
     ParagraphRankingEntry,
     QueryWithFullParagraphList,
 )
+from rubric.data.queries import write_queries
 from rubric.errors import UserError
 
 
@@ -146,3 +147,25 @@ def answers_to_passages(
                 )
             )
     return [QueryWithFullParagraphList(queryId=q, paragraphs=ps) for q, ps in by_topic.items()], topics
+
+
+def answers_file(
+    paths: Sequence[Path], output: Path, *, segment: str = "sentence", queries_out: Path | None = None
+) -> str:
+    """`rubric convert rag`: the answers of every file as passages in ``output`` (and the topics
+    as queries JSON in ``queries_out``); the summary line.
+
+    ``segment`` (:func:`parse_segment`) is checked before any file is read; files without a
+    single answer are an error (a wrong file, not an empty run).
+    """
+    max_words = parse_segment(segment)
+    records = [a for path in paths for a in read_answers(path)]
+    if not records:
+        raise UserError(f"{', '.join(map(str, paths))}: no RAG answers in the file(s)")
+    pool, topics = answers_to_passages(records, max_words)
+    write_passages(output, pool)
+    if queries_out:
+        write_queries(queries_out, topics)
+    runs = {a.run_id for a in records}
+    n = sum(len(q.paragraphs) for q in pool)
+    return f"wrote {output}: {len(pool)} topics, {n} passages from {len(runs)} runs"

@@ -23,14 +23,17 @@ from pathlib import Path
 from typing import Any
 
 from rubric.data.files import input_identity, readable_again
-from rubric.data.jsonl import iter_json_lines, read_passages
+from rubric.data.jsonl import iter_json_lines, read_bank, read_passages, write_json_lines
 from rubric.data.models import NuggetItem, TestBank
-from rubric.errors import UserError
-from rubric.grading.prompts import Prompt
+from rubric.data.queries import read_queries
+from rubric.errors import UserError, at_least
+from rubric.grading.prompts import Prompt, get_prompt
 from rubric.llm.ask import ask_parsed, backend_info
 from rubric.llm.base import Request, TextGenerator
 from rubric.llm.cache import CachedBackend, ResponseCache
 from rubric.llm.lists import parse_labels
+from rubric.llm.outcome import Outcome
+from rubric.llm.settings import ChatSettings
 
 LABELS = ("support", "partial_support", "not_support")
 ALLOWED = {
@@ -195,3 +198,37 @@ def read_answers_to_assign(
     if not any(a.query_id in with_nuggets for a in answers):
         raise UserError(f"--bank {bank}: none of the answered queries has nuggets in the bank")
     return answers
+
+
+def assign_file(
+    answers: Sequence[Path],
+    bank: Path,
+    output: Path,
+    llm: ChatSettings,
+    *,
+    queries: Path | None = None,
+    prompt: str = "AutoNuggetizerAssign",
+    prompt_files: list[Path] | None = None,
+    batch: int = 10,
+) -> Outcome:
+    """`rubric grade assign`: the ASSIGNED records of every answer written to ``output``.
+
+    The options are checked before any file is read or request sent; the batches that failed
+    after every retry are the outcome's failures (left unassigned in the output).
+    """
+    at_least("--batch", batch, 1)
+    llm.check()
+    banks = list(read_bank(bank))
+    system_answers = read_answers_to_assign(answers, banks, bank)
+    chosen = get_prompt(prompt, prompt_files)
+    backend, responses = llm.backend()
+    texts = read_queries(queries) if queries else None
+    records, failures = assign(
+        system_answers, banks, chosen, backend, batch, llm.parse_retries, texts, cache=responses
+    )
+    write_json_lines(output, records)
+    runs, nq = len({r["run_id"] for r in records}), len({r["query_id"] for r in records})
+    lines = [f"wrote {len(records)} assignments ({runs} runs, {nq} queries) to {output}"]
+    if skipped := len(system_answers) - len(records):
+        lines.append(f"skipped {skipped} answers of queries without nuggets in {bank}")
+    return Outcome([*lines, backend.stats.summary(backend.model)], failures, "assignment batches")

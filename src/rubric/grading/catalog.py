@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rubric.errors import UserError
-from rubric.grading.prompts import Prompt, load_prompt_file, prompts_dir, shipped_prompts
+from rubric.grading.prompts import Prompt, get_prompt, load_prompt_file, prompts_dir, shipped_prompts
 
 #: Values for examples: a DL-style query, exam question, nugget and passage.
 EXAMPLE_VALUES = {
@@ -71,3 +71,31 @@ def example(prompt: Prompt, values: list[str] | None = None) -> str:
             )
         filled[key] = text
     return prompt.render(**{k: filled[k] for k in prompt.placeholders if k in filled})
+
+
+def show(
+    name: str,
+    prompt_files: list[Path] | None = None,
+    *,
+    with_example: bool = False,
+    values: list[str] | None = None,
+) -> str:
+    """`rubric prompts show`: the prompt file as it is (template with ``{placeholders}``) and,
+    ``with_example``, the prompt filled with example values (``values`` replace some of them)
+    and its valid answers: the exact text a model receives, before the context is cut to the
+    model's input length.
+
+    A bad ``--set`` fails before any output.
+    """
+    if values and not with_example:
+        raise UserError("--set: only meaningful with --example")
+    prompt = get_prompt(name, prompt_files, option="NAME")
+    rendered = example(prompt, values) if with_example else ""
+    assert prompt.path is not None  # every loaded prompt comes from a file
+    text = prompt.path.read_text(encoding="utf-8")
+    if not with_example:
+        return text
+    text += "\n# ---- rendered example " + "-" * 48 + "\n" + rendered + "\n"
+    if prompt.choices:
+        text += f"# ---- valid answers: {', '.join(prompt.choices)}\n"
+    return text

@@ -99,6 +99,13 @@ class BackendStats:
     failures: int = 0
     fallbacks: int = 0
 
+    def summary(self, model: str) -> str:
+        """One line of what ``model`` was asked, every retry and failure counted."""
+        return (
+            f"LLM {model}: {self.prompts} prompts, {self.cached} from cache, {self.retries} retries, "
+            f"{self.failures} failed"
+        )
+
 
 class Backend(ABC):
     """What every backend has: a registry name, a model name, its options and its counters."""

@@ -1,0 +1,93 @@
+"""The library side of the LLM commands: settings checked and turned into a backend, outcomes
+that list failures, the LLM summary line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rubric.errors import UserError
+from rubric.llm.base import BackendStats
+from rubric.llm.cache import ResponseCache
+from rubric.llm.openai_chat import OpenAIChat
+from rubric.llm.outcome import Outcome, failure_lines
+from rubric.llm.settings import ApiSettings, ChatSettings, LocalSettings
+
+RETRY = "re-run the same command to retry them (answered prompts come from the cache)"
+
+
+def test_no_failures_no_lines():
+    assert failure_lines([], "queries") == []
+    assert Outcome(["wrote 3 banks"]).lines() == ["wrote 3 banks"]
+
+
+def test_failures_are_listed_first_twenty_then_counted():
+    failures = [f"q{i}: no answer" for i in range(25)]
+    lines = Outcome(["wrote 0 banks", "LLM m: ..."], failures, "queries").lines()
+    assert lines[:2] == ["wrote 0 banks", "LLM m: ..."]
+    assert lines[2:22] == [f"  failed: q{i}: no answer" for i in range(20)]
+    assert lines[22] == "  ... and 5 more"
+    assert lines[23] == f"rubric: 25 queries failed and are missing or unlabelled in the output; {RETRY}"
+    assert len(lines) == 24
+    few = failure_lines(["a", "b"], "pairs")
+    assert few == [
+        "  failed: a",
+        "  failed: b",
+        f"rubric: 2 pairs failed and are missing or unlabelled in the output; {RETRY}",
+    ]
+
+
+def test_stats_summary_counts_everything():
+    stats = BackendStats(prompts=12, cached=4, retries=3, failures=1)
+    assert stats.summary("gpt-4o") == "LLM gpt-4o: 12 prompts, 4 from cache, 3 retries, 1 failed"
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        (ChatSettings("m", ApiSettings(concurrency=0)), "--concurrency: must be at least 1, got 0"),
+        (ChatSettings("m", ApiSettings(timeout=0)), "--timeout: must be a positive number of seconds"),
+        (ChatSettings("m", ApiSettings(), temperature=2.5), "--temperature: must be 0 to 2, got 2.5"),
+        (ChatSettings("m", ApiSettings(), max_tokens=0), "--max-tokens: must be at least 1, got 0"),
+        (ChatSettings("m", ApiSettings(), parse_retries=-1), "--parse-retries: must be at least 0, got -1"),
+    ],
+)
+def test_bad_settings_name_their_option(settings, message):
+    with pytest.raises(UserError, match=message):
+        settings.check()
+    with pytest.raises(UserError, match=message):
+        settings.backend()  # checked before the cache is opened or the key read
+
+
+def test_backend_takes_every_setting_and_opens_the_cache(tmp_path: Path):
+    key = tmp_path / "key"
+    key.write_text("sk-test-key-123456\n")
+    api = ApiSettings(base_url="http://127.0.0.1:9/v1", api_key_file=key, concurrency=3, rpm=60.0,
+                      max_retries=2, retry_base=0.5, timeout=7.0)  # fmt: skip
+    settings = ChatSettings("m", api, temperature=0.5, max_tokens=64, cache=tmp_path / "c.sqlite")
+    backend, cache = settings.backend()
+    assert isinstance(backend, OpenAIChat) and isinstance(cache, ResponseCache)
+    assert (tmp_path / "c.sqlite").exists()
+    assert (backend.model, backend.base_url, backend.concurrency, backend.rpm) == ("m", api.base_url, 3, 60.0)
+    assert (backend.max_retries, backend.retry_base, backend.timeout) == (2, 0.5, 7.0)
+    assert backend.options() == {"temperature": 0.5, "max_tokens": 64}
+    cache.close()
+    _, none = ChatSettings("m", ApiSettings(), no_cache=True).backend()
+    assert none is None
+
+
+def test_a_missing_key_file_fails_after_the_cache_opened(tmp_path: Path):
+    settings = ChatSettings("m", ApiSettings(api_key_file=tmp_path / "nope"), cache=tmp_path / "c.sqlite")
+    with pytest.raises(UserError, match="--api-key-file .*nope: cannot read"):
+        settings.backend()
+    assert (tmp_path / "c.sqlite").exists()  # a file that is no cache would have failed first
+
+
+def test_local_settings_as_backend_keywords():
+    assert LocalSettings().backend_options() == {
+        "attention": None, "compile": None, "device": "auto", "dtype": "auto", "batch_size": 0,
+        "token_budget": 0, "max_input_tokens": 512, "max_new_tokens": 32, "num_beams": 1,
+    }  # fmt: skip
+    chosen = LocalSettings(device="cpu", attention="sdpa", compile_encoder=True).backend_options()
+    assert (chosen["device"], chosen["attention"], chosen["compile"]) == ("cpu", "sdpa", True)
