@@ -186,13 +186,17 @@ def test_workers_die_with_their_parent_and_the_rerun_resumes(cli, tmp_path, setu
     )  # fmt: skip
     try:
         partials = [folder / f"part-{i}-of-2.jsonl.gz.partial" for i in (1, 2)]
-        deadline = time.time() + 180
-        while time.time() < deadline and not all(
-            p.exists() and p.read_text().count("\n") >= 2 for p in partials
+        # A guard against a hang, not a bound on speed: on a loaded machine three processes
+        # importing torch can take minutes before the first checkpoints.
+        deadline = time.time() + 600
+        while (
+            time.time() < deadline
+            and proc.poll() is None
+            and not all(p.exists() and p.read_text().count("\n") >= 2 for p in partials)
         ):
             time.sleep(0.05)
         workers = worker_pids(proc.pid)
-        assert len(workers) == 2 and proc.poll() is None
+        assert len(workers) == 2 and proc.poll() is None, (workers, proc.poll())
         os.kill(proc.pid, sig)
         proc.wait(timeout=30)
         deadline = time.monotonic() + 5
