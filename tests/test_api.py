@@ -72,6 +72,28 @@ def test_compare_takes_qrels_and_runs_and_equals_the_command(cli, tmp_path):
     assert "\\begin{tabular}" in report.to_latex()
 
 
+def test_pool_checks_and_pools_as_the_command_does(cli, tmp_path):
+    """`rubric.pool` takes the command's route: the same options refused before any file is
+    read, the same passages written by `rubric convert runs`."""
+    import rubric
+    from rubric.data.jsonl import read_passages
+    from rubric.errors import UserError
+
+    missing = tmp_path / "no-such-queries.json"
+    with pytest.raises(UserError, match="--name-from: expected one of tag, file, got 'x'"):
+        rubric.pool(missing, [TINY / "runs"], TINY / "collection.tsv", name_from="x")
+    with pytest.raises(UserError, match="give at least one run"):
+        rubric.pool(missing, [], TINY / "collection.tsv")
+    passages = rubric.pool(
+        TINY / "queries.json", [TINY / "runs"], TINY / "collection.tsv", qrels=TINY / "qrels.txt"
+    )
+    out = tmp_path / "pool.jsonl.gz"
+    command = cli("convert", "runs", "-q", TINY / "queries.json", "-C", TINY / "collection.tsv",
+                  "--qrels", TINY / "qrels.txt", "-o", out, TINY / "runs")  # fmt: skip
+    assert command.returncode == 0, command.stderr
+    assert [q.model_dump() for q in passages] == [q.model_dump() for q in read_passages(out)]
+
+
 def test_nugget_scores_is_a_report_that_equals_the_command(cli, tmp_path):
     import rubric
 

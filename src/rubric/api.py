@@ -41,15 +41,19 @@ def pool(
 ) -> list[QueryWithFullParagraphList]:
     """The passages to grade, as ``rubric convert runs`` pools them: the top ``top_k`` of every
     run (files or directories) plus every judged passage, texts from ``collection``."""
-    from rubric.convert.pool import build_pool
-    from rubric.data.queries import read_queries
-    from rubric.data.trec import expand_paths, read_qrels
+    from rubric.convert.pool import pool_inputs
 
-    texts = dict(queries) if isinstance(queries, dict) else read_queries(queries)
     files = [Path(collection)] if isinstance(collection, str | Path) else [Path(c) for c in collection]
-    judged = read_qrels(qrels) if qrels is not None else None
-    run_paths = expand_paths([Path(r) for r in runs])
-    passages, _ = build_pool(texts, run_paths, files, judged, top_k, name_from, allow_missing)
+    source = dict(queries) if isinstance(queries, dict) else Path(queries)
+    passages, _ = pool_inputs(
+        source,
+        [Path(r) for r in runs],
+        files,
+        qrels=None if qrels is None else Path(qrels),
+        top_k=top_k,
+        name_from=name_from,
+        allow_missing=allow_missing,
+    )
     return passages
 
 

@@ -31,7 +31,7 @@ def test_pool_file_writes_the_pool_and_sums_up(tmp_path: Path):
 
 def test_pool_file_checks_options_before_reading(tmp_path: Path):
     missing = tmp_path / "no-such-queries.tsv"
-    with pytest.raises(UserError, match="--name-from: expected 'tag' or 'file', got 'x'"):
+    with pytest.raises(UserError, match="--name-from: expected one of tag, file, got 'x'"):
         pool_file(
             missing, [TINY / "run.alpha"], [TINY / "collection.tsv"], tmp_path / "o.jsonl", name_from="x"
         )

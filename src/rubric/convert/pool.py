@@ -21,8 +21,8 @@ from rubric.data.models import (
     QueryWithFullParagraphList,
 )
 from rubric.data.queries import Queries, read_queries
-from rubric.data.trec import Qrels, expand_paths, read_qrels, read_runs
-from rubric.errors import UserError
+from rubric.data.trec import NAME_FROM, Qrels, expand_paths, read_qrels, read_runs
+from rubric.errors import UserError, one_of
 
 
 @dataclass
@@ -128,6 +128,33 @@ def build_pool(
     return out, report
 
 
+def pool_inputs(
+    queries: Path | Queries,
+    runs: Sequence[Path],
+    collection: Sequence[Path],
+    *,
+    qrels: Path | None = None,
+    top_k: int = 20,
+    name_from: str = "tag",
+    allow_missing: bool = False,
+) -> tuple[list[QueryWithFullParagraphList], PoolReport]:
+    """Pool ``runs`` (files or directories) and the judged passages of ``qrels``, reading every
+    input; ``queries`` is a queries file or ``{qid: text}``.
+
+    The options are checked before any file is read; with neither a run nor qrels there is
+    nothing to pool. `rubric convert runs` and :func:`rubric.pool` both pool through here.
+    """
+    one_of("--name-from", name_from, NAME_FROM)
+    run_paths = expand_paths(runs)
+    if not run_paths and qrels is None:
+        raise UserError("give at least one run (--runs or arguments) or --qrels")
+    texts = dict(queries) if isinstance(queries, dict) else read_queries(queries)
+    judged = read_qrels(qrels) if qrels is not None else None
+    return build_pool(
+        texts, run_paths, collection, judged, top_k=top_k, name_from=name_from, allow_missing=allow_missing
+    )
+
+
 def pool_file(
     queries: Path,
     runs: Sequence[Path],
@@ -139,21 +166,10 @@ def pool_file(
     name_from: str = "tag",
     allow_missing: bool = False,
 ) -> list[str]:
-    """`rubric convert runs`: pool ``runs`` (files or directories) and the judged passages of
-    ``qrels`` into ``output``; the summary lines (:meth:`PoolReport.lines`).
-
-    The options are checked before any file is read; with neither a run nor qrels there is
-    nothing to pool.
-    """
-    if name_from not in ("tag", "file"):
-        raise UserError(f"--name-from: expected 'tag' or 'file', got {name_from!r}")
-    run_paths = expand_paths(runs)
-    if not run_paths and qrels is None:
-        raise UserError("give at least one run (--runs or arguments) or --qrels")
-    texts = read_queries(queries)
-    judged = read_qrels(qrels) if qrels else None
-    pool, report = build_pool(
-        texts, run_paths, collection, judged, top_k=top_k, name_from=name_from, allow_missing=allow_missing
+    """`rubric convert runs`: :func:`pool_inputs` written to ``output``; the summary lines
+    (:meth:`PoolReport.lines`)."""
+    pool, report = pool_inputs(
+        queries, runs, collection, qrels=qrels, top_k=top_k, name_from=name_from, allow_missing=allow_missing
     )
     write_passages(output, pool)
     return report.lines(output, queries)
