@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rubric.errors import UserError
+from rubric.errors import UserError, one_of
 from rubric.llm.base import (
     Answer,
     ChoiceRater,
@@ -85,8 +85,7 @@ def resolve_dtype(dtype: str, device: str) -> Any:
     """``auto`` -> bfloat16 on GPU, float32 on CPU."""
     import torch
 
-    if dtype not in DTYPES:
-        raise UserError(f"--dtype: expected one of {', '.join(DTYPES)}, got {dtype!r}")
+    one_of("--dtype", dtype, DTYPES)
     if dtype == "auto":
         dtype = "bfloat16" if device_type(device) == "cuda" else "float32"
     return getattr(torch, dtype)
@@ -214,10 +213,7 @@ class GenerativeHF(ChoiceRater, TokenCounter):
         super().__init__(settings.model)
         self.settings = settings
         self.device = resolve_device(settings.device)
-        if settings.attention not in ATTENTIONS:
-            raise UserError(
-                f"--attention: expected one of {', '.join(ATTENTIONS)}, got {settings.attention!r}"
-            )
+        one_of("--attention", settings.attention, ATTENTIONS)
         settings.batch_size = settings.batch_size or AUTO_BATCH[device_type(self.device)]
         settings.pad_multiple = settings.pad_multiple or AUTO_PAD_MULTIPLE[device_type(self.device)]
         self._ids: dict[str, list[int]] = {}
