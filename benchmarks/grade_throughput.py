@@ -93,7 +93,7 @@ def tiny_models():
 
 def make_prompts(words: list[str], passages: int, questions: int, seed: int) -> list[list[str]]:
     """Per passage, its rendered prompts (one per question)."""
-    from rubric.grading.prompts import get_prompt
+    from rubric.prompting.prompts import get_prompt
 
     prompt = get_prompt("QuestionSelfRatedUnanswerablePromptWithChoices")
     rng = random.Random(seed)
@@ -274,10 +274,10 @@ def main() -> None:
 
     import torch
 
-    from rubric.grading.parse import get_parser
     from rubric.llm.base import Request
     from rubric.llm.hf_common import device_type
     from rubric.llm.hf_seq2seq import default_attention
+    from rubric.prompting.parse import get_parser
 
     paths = (args.paths or DEFAULT_PATHS[args.model, device_type(args.device)]).split(",")
     unknown = [p for p in paths if p not in PATHS]

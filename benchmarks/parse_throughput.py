@@ -23,8 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from rubric.grading.parse import get_parser  # noqa: E402
-from rubric.grading.phrases import UNANSWERABLE_EXPRESSIONS  # noqa: E402
+from rubric.prompting.parse import get_parser  # noqa: E402
+from rubric.prompting.phrases import UNANSWERABLE_EXPRESSIONS  # noqa: E402
 
 REAL = ROOT.parent / "shared" / "data" / "rubric-llm-judge" / "all-ExtraTrees" / "dev.jsonl.gz"
 

@@ -1,9 +1,11 @@
-"""The shape of the import graph: no circles inside src/rubric, nothing heavy on start-up.
+"""The shape of the import graph: a stack of layers, no circles inside src/rubric, nothing heavy on
+start-up.
 
 Every import statement counts, also those inside functions and under ``TYPE_CHECKING``: a lazy
 import still ties two modules together, and a circle of them is a design knot waiting to bite.
 Circles are looked for between modules and between the subpackages (``bank``, ``grading``, ``llm``,
-...), so ``bank -> grading -> bank`` is caught even when no two modules import each other.
+...), so ``bank -> grading -> bank`` is caught even when no two modules import each other; and the
+subpackages form the floors of :data:`LAYERS`, where an import only ever points down.
 """
 
 from __future__ import annotations
@@ -19,6 +21,23 @@ pytestmark = pytest.mark.subprocess  # fresh interpreters: what they import, scr
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 HEAVY = ("torch", "transformers", "openai")
+
+#: The floors of src/rubric, ground floor first. A package imports only packages on the floors below
+#: its own: never one above (a wrong-way import) and never another one on its own floor (a sideways
+#: import: the packages of one floor know nothing of each other). Every subpackage is on one floor.
+LAYERS: list[tuple[str, ...]] = [
+    ("errors",),
+    ("data",),  # file formats; label rules and kappa (verify and evaluate); RAG answer files
+    ("llm", "prompting"),  # talking to models | prompt files and answer parsing
+    ("convert", "bank"),  # phases 0 and 1
+    ("grading",),  # phase 2
+    ("evaluate",),  # phase 4
+    ("plots",),  # figures: of evaluate's results (meta, assignment agreement) and of verify's counts
+    ("verify",),  # phase 3: applies bank edits (bank.edit) and draws heatmaps (plots)
+    ("api", "rubric"),  # the public verbs that span phases; rubric/__init__ names them lazily
+    ("cli",),
+    ("__main__",),  # `python -m rubric`
+]
 
 
 def module_name(path: Path) -> str:
@@ -116,8 +135,40 @@ def test_no_import_cycles_between_modules():
 
 def test_no_import_cycles_between_packages():
     packages = package_graph(import_graph())
-    assert "grading" in packages["bank"]  # bank generation uses the prompt files
+    assert "prompting" in packages["bank"]  # bank generation uses the prompt files
     assert cycles(packages) == []
+
+
+def layer_violations(packages: dict[str, set[str]], layers: list[tuple[str, ...]]) -> list[str]:
+    """Every import between packages that does not point to a lower floor, as ``a -> b``."""
+    floor = {package: i for i, names in enumerate(layers) for package in names}
+    return [
+        f"{a} -> {b}"
+        for a in sorted(packages)
+        for b in sorted(packages[a])
+        if floor.get(b, -1) >= floor.get(a, -1)
+    ]
+
+
+def test_the_layer_check_finds_wrong_way_and_sideways_imports():
+    layers = [("low",), ("left", "right"), ("top",)]
+    assert layer_violations({"top": {"left", "low"}, "left": {"low"}, "right": set()}, layers) == []
+    assert layer_violations({"low": {"top"}, "left": {"right"}}, layers) == ["left -> right", "low -> top"]
+
+
+def test_every_package_is_on_one_floor():
+    placed = [package for names in LAYERS for package in names]
+    assert len(placed) == len(set(placed))
+    assert set(package_graph(import_graph())) == set(placed)
+
+
+def test_imports_point_down_the_layers():
+    packages = package_graph(import_graph())
+    assert layer_violations(packages, LAYERS) == []
+    # the phases' shared ground: prompts under bank and grading, labels/kappa/answers in data
+    assert packages["bank"] <= {"errors", "data", "llm", "prompting"}
+    assert packages["grading"] <= {"errors", "data", "llm", "prompting"}
+    assert "evaluate" not in packages["verify"]  # it reaches evaluate only through plots' figures
 
 
 def test_the_library_never_imports_the_cli():

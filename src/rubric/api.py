@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from rubric.data.labels import LabelRule
 from rubric.data.models import QueryWithFullParagraphList
 from rubric.data.query_selection import QuerySelection
 from rubric.data.select import GradeFilter
-from rubric.evaluate.labels import LabelRule
 from rubric.evaluate.qrels import QrelsResult, build_qrels
 from rubric.grading.api import Graded
 

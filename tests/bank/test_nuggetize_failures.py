@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from helpers import openai_server as server
 from rubric.bank.nuggetize import nuggetize
-from rubric.grading.prompts import get_prompt
 from rubric.llm.openai_chat import OpenAIChat
+from rubric.prompting.prompts import get_prompt
 
 
 def test_failed_window_and_importance_are_recorded_not_dropped():

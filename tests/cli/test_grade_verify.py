@@ -55,11 +55,11 @@ def setup(tmp_path_factory, t5_dir):
 
 
 def test_two_stages_with_a_tiny_t5(setup):
-    from rubric.grading.parse import is_ill_formed, is_unanswerable, yes_no
-    from rubric.grading.prompts import get_prompt
     from rubric.grading.verification import verification_prompts
     from rubric.llm.base import Request
     from rubric.llm.registry import make_backend
+    from rubric.prompting.parse import is_ill_formed, is_unanswerable, yes_no
+    from rubric.prompting.prompts import get_prompt
 
     root, model, pool, bank = setup
     args = [pool, "--bank", bank, "-m", model, "--max-new-tokens", "4", "--cache", root / "c.sqlite"]

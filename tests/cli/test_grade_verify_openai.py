@@ -106,7 +106,7 @@ def verification_requests(srv) -> set:
 def test_verify_prompt_grades_in_two_stages_and_resumes(cli, tmp_path):
     """Killed (kill -9) while q3's extraction waits on the server, then rerun; then rerun again
     (everything from the cache) and grade with the plain answer-key prompt (extraction cached)."""
-    from rubric.grading.answer_key import check_answer
+    from rubric.prompting.answer_key import check_answer
 
     passages, bank, partial = (
         tmp_path / "passages.jsonl.gz",

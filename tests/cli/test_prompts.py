@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rubric.grading.prompts import prompts_dir
+from rubric.prompting.prompts import prompts_dir
 
 PAPER_PROMPTS = [
     "QuestionSelfRatedUnanswerablePromptWithChoices",

@@ -8,11 +8,11 @@ import json
 
 import pytest
 
+from rubric.data.labels import LabelRule
 from rubric.data.models import TestBank
 from rubric.data.select import GradeFilter
 from rubric.evaluate.coverage import OVERALL, cover
 from rubric.evaluate.facets import bank_facets
-from rubric.evaluate.labels import LabelRule
 from rubric.evaluate.qrels import build_qrels
 
 QSR = "QuestionSelfRatedUnanswerablePromptWithChoices"

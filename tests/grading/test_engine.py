@@ -14,12 +14,12 @@ from rubric.data.models import FullParagraphData, QueryWithFullParagraphList
 from rubric.data.queries import read_queries
 from rubric.grading.engine import Engine, items_by_query
 from rubric.grading.fit import fit_prompts
-from rubric.grading.parse import get_parser
-from rubric.grading.prompts import get_prompt
 from rubric.grading.runner import grade_file
 from rubric.llm.base import Answer, Failure, Request, TextGenerator, deliver
 from rubric.llm.cache import ResponseCache
 from rubric.llm.registry import make_backend
+from rubric.prompting.parse import get_parser
+from rubric.prompting.prompts import get_prompt
 
 ORIGINAL_KEY_ORDER = ["correctAnswered", "wrongAnswered", "answers", "llm", "llm_options", "exam_ratio"]
 ORIGINAL_KEY_ORDER.append("prompt_info")

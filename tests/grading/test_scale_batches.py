@@ -9,10 +9,10 @@ import time
 import pytest
 
 from helpers import tiny_models
-from rubric.grading.parse import get_parser
 from rubric.llm.base import Request
 from rubric.llm.prefetch import prefetch
 from rubric.llm.registry import make_backend
+from rubric.prompting.parse import get_parser
 
 words = list(tiny_models.WORDS)
 

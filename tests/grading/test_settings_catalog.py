@@ -11,10 +11,10 @@ from helpers.openai_server import serve
 from rubric.convert.pool import pool_file
 from rubric.data.jsonl import read_passages
 from rubric.errors import UserError
-from rubric.grading.catalog import show
-from rubric.grading.prompts import get_prompt
 from rubric.grading.settings import GradeSettings
 from rubric.llm.settings import ApiSettings
+from rubric.prompting.catalog import show
+from rubric.prompting.prompts import get_prompt
 
 TINY = FIXTURES / "tiny"
 

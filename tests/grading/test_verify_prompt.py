@@ -9,8 +9,8 @@ import pytest
 from rubric.data.models import NuggetItem, QuestionItem
 from rubric.errors import UserError
 from rubric.grading.engine import check_prompts
-from rubric.grading.prompts import get_prompt, load_prompt_file
 from rubric.grading.verification import Verdict, answer_prompt, verdict, verification_texts
+from rubric.prompting.prompts import get_prompt, load_prompt_file
 
 VERIFY = "QuestionCompleteConcisePromptWithT5VerifiedAnswerKey2"
 ANSWER_KEY = "QuestionCompleteConcisePromptWithAnswerKey2"

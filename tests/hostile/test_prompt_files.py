@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from helpers import BANKS, TINY
-from rubric.grading.prompts import load_prompt_file, prompts_dir, shipped_prompts
+from rubric.prompting.prompts import load_prompt_file, prompts_dir, shipped_prompts
 
 BANK = BANKS / "questions.jsonl"
 

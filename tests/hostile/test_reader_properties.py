@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from rubric.bank.generate import read_facets
 from rubric.bank.importers import read_plain
-from rubric.convert.rag import read_answers
+from rubric.data.answers import read_answers
 from rubric.data.collection import load_texts
 from rubric.data.jsonl import iter_json_lines, read_bank, read_passages, write_bank, write_passages
 from rubric.data.models import FullParagraphData, QueryWithFullParagraphList, TestBank

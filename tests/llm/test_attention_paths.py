@@ -14,7 +14,6 @@ import pytest
 import torch
 
 from rubric.errors import UserError
-from rubric.grading.parse import get_parser
 from rubric.llm.base import Answer, Failure, Request
 from rubric.llm.hf_seq2seq import default_attention
 from rubric.llm.packing import BLOCK, PaddingTally, pack_groups, pack_row, row_capacity, row_width, unpack
@@ -27,6 +26,7 @@ from rubric.llm.t5_attention import (
     relative_index,
     supports_fused,
 )
+from rubric.prompting.parse import get_parser
 
 PAIRS = 2000
 HEAD = (  # 20 words: a prompt class's instructions, shared by every prompt that starts with it

@@ -7,11 +7,11 @@ import random
 import pytest
 
 from rubric.errors import UserError
-from rubric.grading.parse import get_parser
 from rubric.llm.base import Answer, ChoiceRater, PairGrader, Request, TokenCounter
 from rubric.llm.hf_common import sorted_batches
 from rubric.llm.hf_qa import HFQuestionAnswering
 from rubric.llm.registry import BACKENDS, make_backend
+from rubric.prompting.parse import get_parser
 
 
 def random_prompts(words: list[str], n: int, seed: int) -> list[Request]:

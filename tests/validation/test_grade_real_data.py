@@ -16,10 +16,10 @@ from itertools import islice
 
 from rubric.data.files import open_text
 from rubric.data.models import ExamGrades, NuggetItem, QuestionItem
-from rubric.grading.parse import get_parser, is_ill_formed, is_unanswerable
-from rubric.grading.prompts import get_prompt
 from rubric.grading.records import exam_record
 from rubric.llm.base import Answer
+from rubric.prompting.parse import get_parser, is_ill_formed, is_unanswerable
+from rubric.prompting.prompts import get_prompt
 
 PUNCT = string.punctuation + " "
 LLM = "google/flan-t5-large"  # the model that produced the file: its answers are given, not generated

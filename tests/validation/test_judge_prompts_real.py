@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rubric.grading.prompts import get_prompt
+from rubric.prompting.prompts import get_prompt
 
 QUERY = "how long is life cycle of flea"
 PASSAGE = "The life cycle of a flea can last anywhere from 20 days to an entire year. {not a placeholder}"

@@ -12,8 +12,8 @@ import json
 import re
 from collections import Counter
 
-from rubric.grading.parse import get_parser, is_ill_formed, is_unanswerable
-from rubric.grading.prompts import get_prompt
+from rubric.prompting.parse import get_parser, is_ill_formed, is_unanswerable
+from rubric.prompting.prompts import get_prompt
 
 
 def _grades(path):

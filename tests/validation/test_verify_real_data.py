@@ -19,8 +19,8 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from rubric.data.jsonl import read_passages
+from rubric.data.labels import LabelRule
 from rubric.data.select import GradeFilter
-from rubric.evaluate.labels import LabelRule
 from rubric.verify.agreement import Agreement, GradeMap
 from rubric.verify.matrix import build_matrix, judgments, passage_labels
 

@@ -7,9 +7,9 @@ import math
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
+from rubric.data.labels import LabelRule
 from rubric.data.select import GradeFilter
 from rubric.errors import UserError
-from rubric.evaluate.labels import LabelRule
 from rubric.verify.agreement import Agreement, GradeMap, kappa_from_counts
 from rubric.verify.matrix import judgments, load_matrix, passage_labels
 

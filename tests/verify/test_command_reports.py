@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from rubric.data.jsonl import read_bank
+from rubric.data.labels import LabelRule
 from rubric.data.query_selection import QuerySelection
 from rubric.data.select import GradeFilter
 from rubric.errors import UserError
-from rubric.evaluate.labels import LabelRule
 from rubric.verify.agreement_report import AgreementRequest, agreement_report
 from rubric.verify.apply import apply_review_files
 from rubric.verify.grading import grading_report

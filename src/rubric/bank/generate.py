@@ -19,13 +19,13 @@ from rubric.data.jsonl import write_bank
 from rubric.data.models import NuggetItem, QuestionItem, TestBank
 from rubric.data.queries import read_queries
 from rubric.errors import UserError, at_least
-from rubric.grading.prompts import Prompt, get_prompt
 from rubric.llm.ask import ask_parsed, backend_info
 from rubric.llm.base import Request, TextGenerator
 from rubric.llm.cache import CachedBackend, ResponseCache
 from rubric.llm.lists import ParseError, parse_list
 from rubric.llm.outcome import Outcome
 from rubric.llm.settings import ChatSettings
+from rubric.prompting.prompts import Prompt, get_prompt
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ def list_command(
 
     Example: rubric prompts list --kind direct
     """
-    from rubric.grading.catalog import listing
+    from rubric.prompting.catalog import listing
 
     for line in listing(prompt_file, kind):
         typer.echo(line)
@@ -54,6 +54,6 @@ def show_command(
 
     Example: rubric prompts show QuestionSelfRatedUnanswerablePromptWithChoices --example
     """
-    from rubric.grading.catalog import show
+    from rubric.prompting.catalog import show
 
     typer.echo(show(name, prompt_file, with_example=example, values=values), nl=False)

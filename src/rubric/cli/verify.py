@@ -255,7 +255,7 @@ def impact_command(
     Example: rubric verify impact graded.jsonl.gz --bank-before bank.jsonl.gz
     --bank-after bank-edited.jsonl.gz --needs-grading todo-bank.jsonl.gz
     """
-    from rubric.evaluate.labels import LabelRule
+    from rubric.data.labels import LabelRule
     from rubric.verify.impact import impact_report
 
     rule = LabelRule.parse(label, min_grade)

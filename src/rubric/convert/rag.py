@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
-from rubric.data.jsonl import iter_json_lines, write_passages
+from rubric.data.answers import RagAnswer, read_answers
+from rubric.data.jsonl import write_passages
 from rubric.data.models import (
     FullParagraphData,
     ParagraphData,
@@ -26,17 +26,6 @@ from rubric.data.queries import write_queries
 from rubric.errors import UserError
 
 
-@dataclass
-class RagAnswer:
-    """One system's answer to one topic, as a list of (sentence, citations)."""
-
-    run_id: str
-    topic_id: str
-    topic: str
-    sentences: list[tuple[str, list]]
-    references: list[str]
-
-
 def parse_segment(spec: str) -> int | None:
     """``sentence`` -> None (one passage per sentence); ``words:N`` -> N."""
     if spec == "sentence":
@@ -45,50 +34,6 @@ def parse_segment(spec: str) -> int | None:
     if not m or int(m.group(1)) < 1:
         raise UserError(f"--segment: expected 'sentence' or 'words:N' with N >= 1, got {spec!r}")
     return int(m.group(1))
-
-
-def _field(rec: dict, names: Sequence[str]) -> object | None:
-    meta = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
-    for name in names:
-        for source in (rec, meta):
-            if source.get(name) is not None:
-                return source[name]
-    return None
-
-
-def read_answers(path: str | Path) -> list[RagAnswer]:
-    """Read a RAG 2024 or 2025 answer file; errors name file:line and the missing field."""
-    answers = []
-    for line_no, rec in iter_json_lines(path):
-        if not isinstance(rec, dict):
-            raise UserError(f"{path}:{line_no}: expected a JSON object (a RAG answer record)")
-        run_id = _field(rec, ("run_id",))
-        topic_id = _field(rec, ("topic_id", "narrative_id", "query_id"))
-        topic = _field(rec, ("topic", "narrative", "query"))
-        answer = rec.get("answer")
-        for name, value in (("run_id", run_id), ("topic_id", topic_id), ("answer", answer)):
-            if value is None:
-                raise UserError(f"{path}:{line_no}: missing field {name!r}")
-        if not isinstance(answer, list):
-            raise UserError(f"{path}:{line_no}: 'answer' must be a list of {{text, citations}}")
-        sentences = []
-        for i, s in enumerate(answer):
-            if isinstance(s, str):
-                sentences.append((s, []))
-            elif isinstance(s, dict) and isinstance(s.get("text"), str):
-                sentences.append((s["text"], list(s.get("citations") or [])))
-            else:
-                raise UserError(f"{path}:{line_no}: answer[{i}] has no 'text'")
-        answers.append(
-            RagAnswer(
-                run_id=str(run_id),
-                topic_id=str(topic_id),
-                topic=str(topic or ""),
-                sentences=sentences,
-                references=[str(r) for r in rec.get("references") or []],
-            )
-        )
-    return answers
 
 
 def segment(sentences: list[tuple[str, list]], max_words: int | None) -> list[tuple[str, list]]:

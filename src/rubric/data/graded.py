@@ -96,10 +96,10 @@ class GradeRecord:
     self_rated: bool
     grades: dict[str, int]
     """Item grades: the self-ratings, else 1 for correctly and 0 for wrongly answered items
-    (:func:`rubric.evaluate.labels.item_grades`); empty for direct grades."""
+    (:func:`rubric.data.labels.item_grades`); empty for direct grades."""
     direct_grade: int = 0
     """Direct grades: the rating, else the relevance label, else 1 when correct
-    (:func:`rubric.evaluate.labels.direct_grade`)."""
+    (:func:`rubric.data.labels.direct_grade`)."""
     correct: list[str] = field(default_factory=list)
     wrong: list[str] = field(default_factory=list)
     raw_answers: Any = None

@@ -9,7 +9,7 @@ The Python API the CLI calls; files or loaded objects, with the CLI's defaults::
     correlate(report, "official.json")                                 # or {"run": rank} dicts
     meta_evaluate([("auto", read_score_table("auto.tsv"))], read_score_table("manual.tsv"))
 
-Names are imported lazily (PEP 562) so that ``rubric.evaluate.labels`` and the CLI stay light:
+Names are imported lazily (PEP 562) so that ``rubric.data.labels`` and the CLI stay light:
 pytrec_eval and scipy load only when a function that needs them is used. Never imports torch
 or transformers.
 """
@@ -42,7 +42,7 @@ _EXPORTS = {
     "read_official": "rubric.evaluate.correlation",
     "sweep": "rubric.evaluate.correlation",
     "compare": "rubric.evaluate.significance",
-    "LabelRule": "rubric.evaluate.labels",
+    "LabelRule": "rubric.data.labels",
 }
 
 __all__ = sorted(_EXPORTS)

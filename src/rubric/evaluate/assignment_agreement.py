@@ -75,7 +75,7 @@ class AssignmentConfusion:
 
     @property
     def kappa(self) -> float:
-        from rubric.evaluate.kappa import kappa_from_counts
+        from rubric.data.kappa import kappa_from_counts
 
         return kappa_from_counts(self.counts)
 

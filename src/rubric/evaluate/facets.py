@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
+from rubric.data.labels import LabelRule
 from rubric.data.models import TestBank
 from rubric.errors import UserError
-from rubric.evaluate.labels import LabelRule
 
 FacetMap = dict[str, list[str]]  # query id -> its facet query ids ("qid/facet")
 

@@ -2,7 +2,7 @@
 
 The grades of one (prompt class, LLM) are chosen with a :class:`~rubric.data.select.GradeFilter`
 (an empty or ambiguous choice is an error listing what the file holds) and turned into labels by
-a :class:`~rubric.evaluate.labels.LabelRule`. The qrels feed trec_eval measures, with ``-l`` as
+a :class:`~rubric.data.labels.LabelRule`. The qrels feed trec_eval measures, with ``-l`` as
 the grade threshold. ``per_item`` writes one line per (passage, item) instead, the item id in
 column 2, for intent-aware measures. ``prefer`` names a prompt class (``HumanReview``: the grades
 of `rubric verify apply`) whose item grades replace the selected grades wherever they exist.
@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rubric.data.graded import Graded, graded_input
+from rubric.data.labels import LabelRule, direct_label, merge_preferred
 from rubric.data.models import QueryWithFullParagraphList
 from rubric.data.query_selection import Queries, QuerySelection, absent_note
 from rubric.data.select import DIRECT, GradeFilter, GradeKind, resolve_kind
 from rubric.errors import UserError
 from rubric.evaluate.facets import FacetMap, bank_facets, direct_facet_labels, item_facet_labels
-from rubric.evaluate.labels import LabelRule, direct_label, merge_preferred
 
 QrelsRow = tuple[str, str, str, int]
 
@@ -80,7 +80,7 @@ def build_qrels(
     (``--label max``: the best item grade). ``queries`` keeps only these query ids
     (``absent`` lists the selected ids the file lacks). ``prefer``: item grades of this prompt
     class (of the same prompt type) win over the selected ones where they exist (several such
-    records: their lower median, see :func:`~rubric.evaluate.labels.preferred_grades`); a
+    records: their lower median, see :func:`~rubric.data.labels.preferred_grades`); a
     passage graded only by them is labelled from them alone. ``facets`` (``{}`` or the bank's,
     see :mod:`rubric.evaluate.facets`) writes one line per (query facet, passage) instead.
 
@@ -109,7 +109,7 @@ def write_qrels_file(
     format, atomically, read and written one query at a time); returns the lines for stderr
     (selected queries the file lacks, what was written, which passages got no line).
 
-    ``label``/``min_grade`` are a :class:`~rubric.evaluate.labels.LabelRule`; ``facets`` writes
+    ``label``/``min_grade`` are a :class:`~rubric.data.labels.LabelRule`; ``facets`` writes
     CAR-style facet qrels, ``facet_bank`` names the bank whose facets direct grades count for.
     Every option is checked before any file is read (``queries`` may be a function that reads
     them, called after the checks).

@@ -21,10 +21,10 @@ from typing import Any
 
 from rubric.data.models import QueryWithFullParagraphList, TestBank
 from rubric.grading.engine import Engine, GradeStats, items_by_query
-from rubric.grading.prompts import Prompt, get_prompt
 from rubric.grading.runner import CHUNK_PAIRS
 from rubric.llm.base import Backend
 from rubric.llm.cache import ResponseCache
+from rubric.prompting.prompts import Prompt, get_prompt
 
 
 @dataclass

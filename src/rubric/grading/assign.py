@@ -22,18 +22,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rubric.data.answers import read_answers
 from rubric.data.files import input_identity, readable_again
 from rubric.data.jsonl import iter_json_lines, read_bank, read_passages, write_json_lines
 from rubric.data.models import NuggetItem, TestBank
 from rubric.data.queries import read_queries
 from rubric.errors import UserError, at_least
-from rubric.grading.prompts import Prompt, get_prompt
 from rubric.llm.ask import ask_parsed, backend_info
 from rubric.llm.base import Request, TextGenerator
 from rubric.llm.cache import CachedBackend, ResponseCache
 from rubric.llm.lists import parse_labels
 from rubric.llm.outcome import Outcome
 from rubric.llm.settings import ChatSettings
+from rubric.prompting.prompts import Prompt, get_prompt
 
 LABELS = ("support", "partial_support", "not_support")
 ALLOWED = {
@@ -72,8 +73,6 @@ def read_system_answers(path: str | Path) -> list[SystemAnswer]:
         raise UserError(f"{path}: the file holds no answers")
     if isinstance(first[1], list):
         return _answers_from_passages(path)
-    from rubric.convert.rag import read_answers
-
     return [
         SystemAnswer(a.run_id, a.topic_id, a.topic, " ".join(t.strip() for t, _ in a.sentences if t.strip()))
         for a in read_answers(path)

@@ -30,8 +30,6 @@ from rubric.data.models import NuggetItem, QueryWithFullParagraphList, TestBank
 from rubric.errors import UserError
 from rubric.grading import records
 from rubric.grading.fit import fit_prompts
-from rubric.grading.parse import Parser, get_parser
-from rubric.grading.prompts import Prompt
 from rubric.grading.verification import VERIFY_KIND, Verdict, answer_prompt, verdict, verification_texts
 from rubric.llm.base import (
     Answer,
@@ -45,6 +43,8 @@ from rubric.llm.base import (
     TextGenerator,
 )
 from rubric.llm.cache import CachedBackend, ResponseCache
+from rubric.prompting.parse import Parser, get_parser
+from rubric.prompting.prompts import Prompt
 
 ITEM_KINDS = ("question", "nugget")
 

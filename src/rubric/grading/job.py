@@ -19,9 +19,9 @@ from typing import Any
 from rubric.data.models import QueryWithFullParagraphList
 from rubric.errors import UserError
 from rubric.grading.engine import Engine, GradeStats, check_prompts, items_by_query
-from rubric.grading.prompts import Prompt, get_prompt
 from rubric.grading.runner import CHUNK_PAIRS, OutputLock, grade_file
 from rubric.grading.shards import parse_shard, shard_of
+from rubric.prompting.prompts import Prompt, get_prompt
 
 Report = Callable[[str], None]
 

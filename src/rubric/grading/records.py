@@ -28,10 +28,10 @@ from rubric.data.models import (
     QuestionItem,
     SelfRating,
 )
-from rubric.grading.parse import Parser
-from rubric.grading.prompts import Prompt
 from rubric.grading.verification import Verdict
 from rubric.llm.base import Answer
+from rubric.prompting.parse import Parser
+from rubric.prompting.prompts import Prompt
 
 DIRECT_PROMPT_TYPE = "direct_grading"  # the original tool's prompt_type of direct grades
 DIGITS = 4  # expected ratings and similarities are rounded, so files do not change with float noise

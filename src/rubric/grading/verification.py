@@ -16,7 +16,7 @@ we differ (we follow the paper and document every change from the original tool)
   queries and runs).
 - An unanswerable or ill-formed extracted answer ("unanswerable", "", "(iii)") is wrong without
   asking the verifier (the original asked about it, too).
-- A response is yes by :func:`rubric.grading.phrases.yes_no` ("Yes." too); any other response is
+- A response is yes by :func:`rubric.prompting.phrases.yes_no` ("Yes." too); any other response is
   no. The original took only exactly "yes" / "no" and dropped the question otherwise.
 - A question without gold answers cannot be verified. The original had none (its TQA questions
   all carry an answer key); a question it could not verify it left out of both
@@ -33,8 +33,8 @@ from pathlib import Path
 
 from rubric.data.models import QuestionItem
 from rubric.errors import UserError
-from rubric.grading.phrases import is_ill_formed, is_unanswerable, yes_no
-from rubric.grading.prompts import Prompt, get_prompt
+from rubric.prompting.phrases import is_ill_formed, is_unanswerable, yes_no
+from rubric.prompting.prompts import Prompt, get_prompt
 
 VERIFY_KIND = "verify"
 

@@ -15,8 +15,8 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from rubric.data.kappa import kappa_from_counts
 from rubric.data.table import Table
-from rubric.evaluate.kappa import kappa_from_counts
 
 
 @dataclass(frozen=True)

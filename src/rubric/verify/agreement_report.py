@@ -14,11 +14,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rubric.data.labels import LabelRule
 from rubric.data.query_selection import QuerySelection
 from rubric.data.select import GradeFilter
 from rubric.data.table import Table, check_format
 from rubric.errors import UserError
-from rubric.evaluate.labels import LabelRule
 from rubric.plots import check_plot
 from rubric.verify.agreement import Agreement, GradeMap
 

@@ -24,6 +24,7 @@ from rubric.bank.edit import EditReport, apply_edits
 from rubric.data.files import write_output
 from rubric.data.graded import ScatteredLines
 from rubric.data.jsonl import read_bank, read_passages, write_bank, write_passages
+from rubric.data.labels import item_grades
 from rubric.data.models import (
     ExamGrades,
     FullParagraphData,
@@ -33,7 +34,6 @@ from rubric.data.models import (
     TestBank,
 )
 from rubric.errors import UserError
-from rubric.evaluate.labels import item_grades
 from rubric.verify.review import (
     HUMAN_LLM_PREFIX,
     HUMAN_PROMPT_CLASS,

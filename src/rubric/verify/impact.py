@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rubric.data.jsonl import read_bank, write_bank
+from rubric.data.labels import LabelRule
 from rubric.data.models import TestBank
 from rubric.data.query_selection import QuerySelection
 from rubric.data.table import Table, emit_tables
-from rubric.evaluate.labels import LabelRule
 from rubric.verify.items import bank_items, snippet
 from rubric.verify.matrix import GradeMatrix, PassageGrades
 from rubric.verify.report import GradedSelection, selected_grades

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rubric.data.graded import Graded, GradeRecord, QueryRecord, graded_input
+from rubric.data.labels import LabelRule
 from rubric.data.models import QueryWithFullParagraphList
 from rubric.data.query_selection import QuerySelection
 from rubric.data.select import GradeFilter, GradeKind, resolve_kind
 from rubric.errors import UserError
-from rubric.evaluate.labels import LabelRule
 
 DIRECT_ITEM = "(direct)"
 """The pseudo item of a direct prompt, which grades the passage as a whole."""

@@ -1,7 +1,7 @@
 """Reading what an answer says: unanswerable expressions, ill-formed extractions, yes / no.
 
 The rules of RUBRIC §4.2.1 and EXAM++ §4.2.1, shared by the answer parsers
-(:mod:`rubric.grading.parse`) and answer-key matching (:mod:`rubric.grading.answer_key`), so
+(:mod:`rubric.prompting.parse`) and answer-key matching (:mod:`rubric.prompting.answer_key`), so
 neither imports the other's module for them. Unanswerable expressions are compared lower-cased,
 with blanks and punctuation around them removed, each word Porter-stemmed, and a fuzzy ratio
 (rapidfuzz) above 80. Stripping the punctuation is our addition: the original tool took "No."

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from rubric.errors import UserError
-from rubric.grading.parse import get_parser, is_ill_formed, is_unanswerable, parser_names
+from rubric.prompting.parse import get_parser, is_ill_formed, is_unanswerable, parser_names
 
 TABLE = [
     # --- self_rating 0-5: a lone digit is the grade, punctuation around it allowed

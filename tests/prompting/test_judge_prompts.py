@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rubric.grading.parse import get_parser
-from rubric.grading.prompts import get_prompt
+from rubric.prompting.parse import get_parser
+from rubric.prompting.prompts import get_prompt
 
 
 @pytest.mark.parametrize("name", ["UMBRELA", "LLMJudge"])

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from rubric.grading.answer_key import (
+from rubric.grading.verification import verification_prompts, verified
+from rubric.prompting.answer_key import (
     STOPWORDS,
     check_answer,
     matches,
     normalize,
     true_false_key,
 )
-from rubric.grading.prompts import get_prompt
-from rubric.grading.verification import verification_prompts, verified
+from rubric.prompting.prompts import get_prompt
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ A prompt file holds::
 
     name = "NuggetSelfRatedPrompt"      # also the prompt_class written into grades
     kind = "nugget"                      # question | nugget | direct | assign | generate | ...
-    parser = "self_rating"               # answer parser, see rubric.grading.parse
+    parser = "self_rating"               # answer parser, see rubric.prompting.parse
     choices = ["0", "1", "2", "3", "4", "5"]   # optional: one-token answers for the fast path
     aliases = ["OtherName"]              # optional: more names that find this prompt
     description = "..."                  # one line for `rubric prompts list`
@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from rubric.errors import UserError
-from rubric.grading.parse import get_parser
+from rubric.prompting.parse import get_parser
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -68,7 +68,7 @@ REQUIRED_PLACEHOLDERS: dict[str, tuple[str, ...]] = {
     "importance": ("query", "nuggets"),
     "assign": ("query", "context", "nuggets"),
 }
-#: Kinds whose answers a parser of rubric.grading.parse turns into grades.
+#: Kinds whose answers a parser of rubric.prompting.parse turns into grades.
 GRADING_KINDS = frozenset({"question", "nugget", "direct", "verify"})
 #: The ``prompt_type`` the original tool writes into grades of each kind (verification re-grades
 #: question grades).

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rubric.errors import UserError
-from rubric.grading.prompts import Prompt, get_prompt, load_prompt_file, prompts_dir, shipped_prompts
+from rubric.prompting.prompts import Prompt, get_prompt, load_prompt_file, prompts_dir, shipped_prompts
 
 #: Values for examples: a DL-style query, exam question, nugget and passage.
 EXAMPLE_VALUES = {

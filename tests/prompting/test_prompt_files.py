@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from rubric.errors import UserError
-from rubric.grading.parse import get_parser
-from rubric.grading.prompts import get_prompt, load_prompt_file, shipped_prompts
+from rubric.prompting.parse import get_parser
+from rubric.prompting.prompts import get_prompt, load_prompt_file, shipped_prompts
 
 # exam_pp/test_bank_prompts.py: QuestionSelfRatedUnanswerablePromptWithChoices.pretext
 Q_PRETEXT = """Can the question be answered based on the available context? choose one:

@@ -12,11 +12,11 @@ differs from them we follow the papers and say so here:
 - ``extraction`` (answer extraction): an unanswerable expression or an ill-formed answer ("a.",
   "(iii)") is wrong (0); any other answer counts as answered (1).
 - ``answer_key``: the extracted answer is checked against the item's gold answers
-  (:mod:`rubric.grading.answer_key`): 1 when it matches, else 0.
+  (:mod:`rubric.prompting.answer_key`): 1 when it matches, else 0.
 - ``verify``: the LLM answer-verification prompt: "yes" means the answer is correct (1), else 0.
 
 Unanswerable expressions, ill-formed extractions and yes/no are read by
-:mod:`rubric.grading.phrases`.
+:mod:`rubric.prompting.phrases`.
 
 Every parser has ``choices``: the one-token answers that decide the grade on their own, which
 the grading engine reads from the logits of one decoding step (``None`` for free-text parsers).
@@ -29,8 +29,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from rubric.errors import UserError
-from rubric.grading.answer_key import check_answer
-from rubric.grading.phrases import is_ill_formed, is_unanswerable, yes_no
+from rubric.prompting.answer_key import check_answer
+from rubric.prompting.phrases import is_ill_formed, is_unanswerable, yes_no
 
 __all__ = ["Parser", "get_parser", "is_ill_formed", "is_unanswerable", "parser_names", "yes_no"]
 

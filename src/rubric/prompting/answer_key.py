@@ -15,7 +15,7 @@ import string
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
-from rubric.grading.phrases import is_ill_formed, is_unanswerable, stem_word, yes_no
+from rubric.prompting.phrases import is_ill_formed, is_unanswerable, stem_word, yes_no
 
 #: NLTK's English stopword list (nltk.corpus.stopwords, 179 words), inlined so that no corpus
 #: download is needed; the original tool used the same list.
