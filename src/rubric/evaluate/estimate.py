@@ -27,13 +27,15 @@ from pathlib import Path
 import numpy as np
 
 from rubric.data.query_selection import Queries, QuerySelection, absent_note
-from rubric.data.table import Table, latex_escape, render_tables
+from rubric.data.select import GradeFilter
+from rubric.data.table import Table, check_format, latex_escape, render_tables
 from rubric.data.trec import NAME_FROM, Qrels, read_runs
 from rubric.errors import UserError, one_of
 from rubric.evaluate.leaderboards import RunsLike, as_measures, expand_runs, load_qrels, unranked_note
 from rubric.evaluate.measures import Measure
 from rubric.evaluate.ppi import MODES, Estimates, check_sizes, estimate_means
 from rubric.evaluate.qrels import QrelsResult
+from rubric.evaluate.report import Rendered
 from rubric.evaluate.treceval import Evaluator, QueryValues
 
 FORMATS = ("tsv", "json", "latex")
@@ -355,3 +357,98 @@ def estimate(
     notes = [absent_note(absent, llm_where, "selected"), unranked_note(llm_values.results, complete=True)]
     report.notes = [n for n in notes if n]
     return report
+
+
+def graded_labels(
+    graded: str | Path, grades: GradeFilter, label: str, min_grade: int, queries: Queries = None
+) -> tuple[Qrels, Qrels]:
+    """LLM qrels and human qrels from one graded file: the selected grades labelled by the rule,
+    and, for the topics with any HumanReview grade (`rubric verify apply`), the same labels with
+    the reviewers' grades in place of the LLM's where they graded (as `evaluate qrels --prefer
+    HumanReview`); cells a reviewer left alone keep the LLM's grade, so review every passage of
+    a sampled topic."""
+    from rubric.evaluate.labels import LabelRule
+    from rubric.evaluate.qrels import build_qrels
+    from rubric.verify.review import HUMAN_PROMPT_CLASS
+
+    rule = LabelRule.parse(label, min_grade)
+    llm = build_qrels(graded, grades, rule, queries=queries).to_dict()
+    reviewed = build_qrels(
+        graded, GradeFilter(HUMAN_PROMPT_CLASS, None, grades.prompt_type), rule, queries=queries
+    ).to_dict()
+    preferred = build_qrels(graded, grades, rule, queries=queries, prefer=HUMAN_PROMPT_CLASS).to_dict()
+    human = {q: docs for q, docs in preferred.items() if reviewed.get(q)}
+    return llm, human
+
+
+def estimate_output(
+    runs: RunsLike,
+    measures: list[str],
+    *,
+    llm_qrels: str | Path | None = None,
+    human_qrels: str | Path | None = None,
+    graded: str | Path | None = None,
+    grades: GradeFilter | None = None,
+    label: str = "max",
+    min_grade: int = 1,
+    level: int = 1,
+    confidence: float = 0.95,
+    mode: str = "finite",
+    pairs: bool = False,
+    fmt: str = "tsv",
+    digits: int = 4,
+    name_from: str = "tag",
+    plot: str | Path | None = None,
+    queries: Queries = None,
+) -> tuple[Rendered, EstimateReport]:
+    """``rubric evaluate estimate``: the report in ``fmt`` with its stderr lines, and the report
+    (for ``--plot``). LLM labels come from ``llm_qrels`` or from ``graded`` (its ``grades``
+    labelled by ``label``/``min_grade``); human ones from ``human_qrels``, else from the
+    HumanReview grades of ``graded`` (:func:`graded_labels`). Every option is checked before any
+    file is read (``queries`` may be a function that reads them, called after the checks)."""
+    from rubric.plots import check_plot
+
+    check_format(fmt, FORMATS)
+    check_options(measures, level, confidence, mode, name_from)
+    if (llm_qrels is None) == (graded is None):
+        raise UserError("--qrels / --graded: give the LLM labels as one of them")
+    if human_qrels is None and graded is None:
+        raise UserError(
+            "--human: the human judgments are needed (a qrels file), or --graded with HumanReview grades"
+        )
+    grades = grades or GradeFilter()
+    if graded is not None:
+        from rubric.evaluate.labels import LabelRule
+
+        grades.check()
+        LabelRule.parse(label, min_grade)
+    check_plot(plot)
+    chosen = QuerySelection.of(queries)
+    llm: Qrels | str | Path
+    human: Qrels | str | Path
+    if graded is not None:
+        llm, from_reviews = graded_labels(graded, grades, label, min_grade, chosen)
+        human = human_qrels if human_qrels is not None else from_reviews
+        if human_qrels is None and not from_reviews:
+            raise UserError(
+                f"{graded}: no HumanReview grades (`rubric verify apply` writes them); or give --human"
+            )
+    else:
+        assert llm_qrels is not None and human_qrels is not None
+        llm, human = llm_qrels, human_qrels
+    report = estimate(
+        runs,
+        llm,
+        human,
+        measures,
+        level=level,
+        confidence=confidence,
+        mode=mode,
+        pairs=pairs,
+        name_from=name_from,
+        queries=chosen,
+    )
+    notes = [*report.header_notes(), *report.notes]
+    if report.pairs is not None:
+        notes.append(report.pairs_note())
+    return Rendered(report.render(fmt, digits), notes), report

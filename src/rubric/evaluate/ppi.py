@@ -100,7 +100,7 @@ def shrunk_slope(sy, sh, shh, syy, sxy, m) -> np.ndarray:  # noqa: ANN001 - arra
     residual = np.maximum(syy_c - b * sxy_c, 0.0) / np.maximum(m - 2, 1)
     se2 = _ratio(residual, sxx)
     keep = np.maximum(0.0, 1.0 - _ratio(se2, b * b))
-    return np.clip(b * keep, 0.0, 1.0)
+    return np.clip(b * keep, 0.0, 1.0) + 0.0  # + 0.0: no -0.0 in reports
 
 
 def tuned_weight(y: np.ndarray, yhat: np.ndarray, yhat_all: np.ndarray, mode: str = "finite") -> np.ndarray:
