@@ -95,3 +95,45 @@ def test_neither_or_both_llm_label_sources(tmp_path):
     human = _qrels(tmp_path / "human.qrels", lambda q: True)
     r = run_cli("evaluate", "estimate", "--run", TINY / "runs", "--human", human, "-m", "P@5")
     assert_user_error(r, "--qrels / --graded")
+
+
+# --- verify sample ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def graded(tmp_path):
+    from helpers import graded_fixture
+
+    return graded_fixture.write_graded(tmp_path / "graded.jsonl.gz"), graded_fixture.RATING
+
+
+@pytest.mark.parametrize(
+    "extra, fragment",
+    [
+        (["--size", "5"], "--size"),  # the fixture has 2 topics
+        (["--size", "1"], "--size"),
+        (["--size", "2", "--strata", "1"], "--strata"),
+        (["--size", "2", "--strata", "3"], "--strata"),
+        (["--size", "2", "--label", "best"], "--label"),
+    ],
+)
+def test_sample_bad_options_write_nothing(tmp_path, graded, extra, fragment):
+    path, rating = graded
+    out = tmp_path / "judge.txt"
+    r = run_cli("verify", "sample", path, "--prompt-class", rating, "-o", out, *extra)
+    assert r.returncode == 2, r.stderr
+    assert fragment in r.stderr and "Traceback" not in r.stderr
+    assert not out.exists()
+
+
+def test_sample_is_seeded_and_readable_by_queries(tmp_path, graded):
+    path, rating = graded
+    outs = []
+    for name in ("a.txt", "b.txt"):
+        r = run_cli("verify", "sample", path, "--prompt-class", rating, "--size", "2", "-o", tmp_path / name)
+        assert r.returncode == 0, r.stderr
+        outs.append((tmp_path / name).read_text())
+    assert outs[0] == outs[1]
+    from rubric.data.query_selection import read_query_ids
+
+    assert read_query_ids(tmp_path / "a.txt") == ["q1", "q2"]
