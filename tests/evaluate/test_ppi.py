@@ -73,16 +73,18 @@ def _direct(y, yhat, llm_all, confidence):
     q = stats.t.ppf(1 - (1 - confidence) / 2, n - 1)
     fpc = 1 - n / n_all
 
+    mean_all = sum(llm_all) / n_all
+    var_all = sum((h - mean_all) ** 2 for h in llm_all) / (n_all - 1)
+
     def slope(ys, hs):
         m = len(ys)
         my, mh = sum(ys) / m, sum(hs) / m
-        sxx = sum((h - mh) ** 2 for h in hs)
-        sxy = sum((a - my) * (h - mh) for a, h in zip(ys, hs, strict=False))
-        if sxx <= 1e-15:
+        sxy = sum((a - my) * (h - mh) for a, h in zip(ys, hs, strict=True)) / max(m - 1, 1)
+        if var_all <= 1e-15:
             return 0.0
-        b = sxy / sxx
-        resid = sum((a - my - b * (h - mh)) ** 2 for a, h in zip(ys, hs, strict=False)) / max(m - 2, 1)
-        se2 = resid / sxx
+        b = sxy / var_all
+        resid = sum((a - my - b * (h - mh)) ** 2 for a, h in zip(ys, hs, strict=True)) / max(m - 2, 1)
+        se2 = resid / ((m - 1) * var_all)
         keep = max(0.0, 1 - se2 / (b * b)) if b != 0 else 0.0
         return min(1.0, max(0.0, b * keep))
 
@@ -163,8 +165,8 @@ def test_leading_axes_broadcast_like_separate_calls():
         assert float(one.human.high) == pytest.approx(float(together.human.high[r]), abs=1e-12)
 
 
-def test_shrunk_slope_is_the_ols_slope_when_it_is_sure():
+def test_shrunk_slope_is_the_exact_slope_when_it_is_sure():
     x = np.linspace(0, 1, 20)
     y = 0.7 * x + 0.1
     sums = (y.sum(), x.sum(), (x * x).sum(), (y * y).sum(), (x * y).sum())
-    assert float(shrunk_slope(*sums, 20)) == pytest.approx(0.7)
+    assert float(shrunk_slope(*sums, 20, x.var(ddof=1))) == pytest.approx(0.7)

@@ -25,12 +25,14 @@ and that finite-population correction.
 The PPI++ weight is estimated from the same few judged topics, and that costs something the
 textbook variance ignores: with the weight that minimises the sample variance (the slope of
 ``y`` on ``yhat``), the intervals on TREC DL covered the true mean only 91% of the time at 95%
-nominal with 10 or 20 judged topics. So the weight's own noise is paid for, twice: the variance
-is the jackknife's (each topic left out in turn, the weight re-estimated without it), which
-for a fixed weight is exactly the variance above; and the slope ``b`` is shrunk by its
-standard error ``se``, ``lam = b * max(0, 1 - se^2 / b^2)`` clipped to [0, 1], so that a weight
-the data cannot pin down (LLM labels that barely track the human ones) moves towards 0, the
-human-only estimate, instead of adding noise. docs/validation.md has the coverage and widths.
+nominal with 10 or 20 judged topics. So the weight's own noise is paid for: the variance is the
+jackknife's (each topic left out in turn, the weight re-estimated without it), which for a
+fixed weight is exactly the variance above. And the weight is made as little noisy as the data
+allow (:func:`shrunk_slope`): the LLM values' variance over all topics is known, so only their
+covariance with the human values is estimated, and the slope ``b`` is shrunk by its standard
+error, ``lam = b * max(0, 1 - se^2 / b^2)`` clipped to [0, 1], so that a weight the data cannot
+pin down (LLM labels that barely track the human ones) moves towards 0, the human-only
+estimate, instead of adding noise. docs/validation.md has the coverage and widths.
 
 ``ppi_py``: exactly `ppi_py.ppi_mean_ci` (normal quantile, no finite-population correction,
 population standard deviations) with its PPI++ weight, taking the judged topics as the labelled
@@ -90,15 +92,23 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return np.where(ok, num / np.where(ok, den, 1.0), 0.0)
 
 
-def shrunk_slope(sy, sh, shh, syy, sxy, m) -> np.ndarray:  # noqa: ANN001 - arrays of sums
-    """The ``finite`` PPI++ weight from the sums of ``m`` topics' ``y``, ``yhat``, ``yhat^2``,
-    ``y^2`` and ``y * yhat``: the slope of ``y`` on ``yhat`` shrunk by its standard error, in [0, 1]."""
+def shrunk_slope(sy, sh, shh, syy, sxy, m, var_all) -> np.ndarray:  # noqa: ANN001 - arrays of sums
+    """The ``finite`` PPI++ weight from the sums of ``m`` judged topics' ``y``, ``yhat``,
+    ``yhat^2``, ``y^2`` and ``y * yhat``, and the variance of ``yhat`` over all topics.
+
+    The weight that minimises the variance is ``S_xy / S_x^2`` over the topics. ``S_x^2``, the
+    LLM values' variance, is known exactly (every topic has LLM labels), so only the covariance
+    is estimated (divisor ``m - 1``, unbiased under sampling without replacement). The slope is
+    then shrunk by its standard error ``se`` (residual variance with ``m - 2`` degrees of
+    freedom): ``b * max(0, 1 - se^2 / b^2)``, which minimises the expected loss from using a
+    noisy ``b`` in place of the true one; clipped to [0, 1].
+    """
     sxx = shh - sh * sh / m
     sxy_c = sxy - sy * sh / m
     syy_c = syy - sy * sy / m
-    b = _ratio(sxy_c, sxx)
-    residual = np.maximum(syy_c - b * sxy_c, 0.0) / np.maximum(m - 2, 1)
-    se2 = _ratio(residual, sxx)
+    b = _ratio(sxy_c / np.maximum(m - 1, 1), var_all)
+    residual = np.maximum(syy_c - 2 * b * sxy_c + b * b * sxx, 0.0) / np.maximum(m - 2, 1)
+    se2 = _ratio(residual / np.maximum(m - 1, 1), var_all)
     keep = np.maximum(0.0, 1.0 - _ratio(se2, b * b))
     return np.clip(b * keep, 0.0, 1.0) + 0.0  # + 0.0: no -0.0 in reports
 
@@ -106,13 +116,13 @@ def shrunk_slope(sy, sh, shh, syy, sxy, m) -> np.ndarray:  # noqa: ANN001 - arra
 def tuned_weight(y: np.ndarray, yhat: np.ndarray, yhat_all: np.ndarray, mode: str = "finite") -> np.ndarray:
     """The PPI++ weight along the last axis, in [0, 1].
 
-    ``finite``: :func:`shrunk_slope` of the judged topics. ``ppi_py``: that package's weight,
-    ``cov(y, yhat)`` (divisor n) over ``(1 + n / N_u) * var(yhat and yhat_unlabelled)`` (divisor
-    n + N_u - 1), clipped.
+    ``finite``: :func:`shrunk_slope` of the judged topics (``yhat_all``: all topics).
+    ``ppi_py``: that package's weight, ``cov(y, yhat)`` (divisor n) over ``(1 + n / N_u) *
+    var(yhat and yhat_unlabelled)`` (divisor n + N_u - 1), clipped.
     """
     if mode == "finite":
         sums = (y.sum(-1), yhat.sum(-1), (yhat * yhat).sum(-1), (y * y).sum(-1), (y * yhat).sum(-1))
-        return shrunk_slope(*sums, y.shape[-1])
+        return shrunk_slope(*sums, y.shape[-1], yhat_all.var(-1, ddof=1))
     n = y.shape[-1]
     cov = ((y - y.mean(-1, keepdims=True)) * (yhat - yhat.mean(-1, keepdims=True))).sum(-1) / n
     pooled = np.concatenate([yhat, yhat_all], axis=-1)
@@ -121,21 +131,25 @@ def tuned_weight(y: np.ndarray, yhat: np.ndarray, yhat_all: np.ndarray, mode: st
 
 
 def _finite(
-    y: np.ndarray, yhat: np.ndarray, mu: np.ndarray, n_all: int, q: float, lam: np.ndarray | None
+    y: np.ndarray, yhat: np.ndarray, yhat_all: np.ndarray, q: float, lam: np.ndarray | None
 ) -> Estimate:
     """The ``finite`` estimate with a fixed weight ``lam``, or (``None``) the PPI++ weight
     re-estimated with each topic left out; jackknife variance with the finite-population
     correction (for a fixed weight: ``(1 - n/N) * var(y - lam * yhat) / n`` exactly)."""
-    n = y.shape[-1]
+    n, n_all = y.shape[-1], yhat_all.shape[-1]
+    mu = yhat_all.mean(-1)
     sy, sh = y.sum(-1, keepdims=True), yhat.sum(-1, keepdims=True)
     if lam is None:
+        var_all = yhat_all.var(-1, ddof=1)
         shh, syy, sxy = (
             (yhat * yhat).sum(-1, keepdims=True),
             (y * y).sum(-1, keepdims=True),
             (y * yhat).sum(-1, keepdims=True),
         )
-        weight = shrunk_slope(sy[..., 0], sh[..., 0], shh[..., 0], syy[..., 0], sxy[..., 0], n)
-        left_out = shrunk_slope(sy - y, sh - yhat, shh - yhat * yhat, syy - y * y, sxy - y * yhat, n - 1)
+        weight = shrunk_slope(sy[..., 0], sh[..., 0], shh[..., 0], syy[..., 0], sxy[..., 0], n, var_all)
+        left_out = shrunk_slope(
+            sy - y, sh - yhat, shh - yhat * yhat, syy - y * y, sxy - y * yhat, n - 1, var_all[..., None]
+        )
     else:
         weight = np.broadcast_to(np.asarray(lam, dtype=float), y.shape[:-1])
         left_out = weight[..., None]
@@ -178,15 +192,13 @@ def estimate_means(
     q = _quantile(confidence, n, mode)
     zero, one = np.zeros(shape), np.ones(shape)
     if mode == "finite":
-        mu = yhat_all.mean(-1)
-        n_all = yhat_all.shape[-1]
         return Estimates(
-            llm=mu,
-            human=_finite(y, yhat, mu, n_all, q, zero),
-            ppi=_finite(y, yhat, mu, n_all, q, one),
-            ppipp=_finite(y, yhat, mu, n_all, q, None),
+            llm=yhat_all.mean(-1),
+            human=_finite(y, yhat, yhat_all, q, zero),
+            ppi=_finite(y, yhat, yhat_all, q, one),
+            ppipp=_finite(y, yhat, yhat_all, q, None),
             n=n,
-            n_all=n_all,
+            n_all=yhat_all.shape[-1],
         )
     lam = tuned_weight(y, yhat, yhat_all, mode)
     return Estimates(
