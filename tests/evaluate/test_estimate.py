@@ -115,3 +115,10 @@ def test_pairs_resolve_a_clear_difference():
         pairs=True,
     )
     assert report.pairs is not None and report.pairs[0].resolved == "a>b"
+
+
+def test_human_prompt_class_is_the_one_verify_apply_writes():
+    from rubric.evaluate import estimate
+    from rubric.verify import review
+
+    assert estimate.HUMAN_PROMPT_CLASS == review.HUMAN_PROMPT_CLASS

@@ -414,7 +414,9 @@ def estimate_command(
     -l 2 --pairs --plot forest.png
     """
     from rubric.evaluate.estimate import estimate_output
+    from rubric.plots import check_plot
 
+    check_plot(plot)  # a bad suffix or a missing matplotlib fails before any file is read
     done, report = estimate_output(
         runs,
         measures,
@@ -431,7 +433,6 @@ def estimate_command(
         fmt=fmt,
         digits=digits,
         name_from=name_from,
-        plot=plot,
         queries=subset.selection,
     )
     _write(done, output)

@@ -40,6 +40,10 @@ from rubric.evaluate.treceval import Evaluator, QueryValues
 
 FORMATS = ("tsv", "json", "latex")
 
+HUMAN_PROMPT_CLASS = "HumanReview"
+"""The prompt class of `verify apply`'s grade records (``rubric.verify.review`` names it too;
+``evaluate`` does not import ``verify``, which imports it)."""
+
 ASSUMPTION = (
     "judged topics are assumed to be a uniform random sample of the topics with LLM labels "
     "(`rubric verify sample` draws one); the data cannot show whether they are"
@@ -369,7 +373,6 @@ def graded_labels(
     a sampled topic."""
     from rubric.evaluate.labels import LabelRule
     from rubric.evaluate.qrels import build_qrels
-    from rubric.verify.review import HUMAN_PROMPT_CLASS
 
     rule = LabelRule.parse(label, min_grade)
     llm = build_qrels(graded, grades, rule, queries=queries).to_dict()
@@ -398,16 +401,14 @@ def estimate_output(
     fmt: str = "tsv",
     digits: int = 4,
     name_from: str = "tag",
-    plot: str | Path | None = None,
     queries: Queries = None,
 ) -> tuple[Rendered, EstimateReport]:
     """``rubric evaluate estimate``: the report in ``fmt`` with its stderr lines, and the report
     (for ``--plot``). LLM labels come from ``llm_qrels`` or from ``graded`` (its ``grades``
     labelled by ``label``/``min_grade``); human ones from ``human_qrels``, else from the
     HumanReview grades of ``graded`` (:func:`graded_labels`). Every option is checked before any
-    file is read (``queries`` may be a function that reads them, called after the checks)."""
-    from rubric.plots import check_plot
-
+    file is read (``queries`` may be a function that reads them, called after the checks); the
+    caller checks a figure's path (:func:`rubric.plots.check_plot`) first, as `evaluate meta` does."""
     check_format(fmt, FORMATS)
     check_options(measures, level, confidence, mode, name_from)
     if (llm_qrels is None) == (graded is None):
@@ -422,7 +423,6 @@ def estimate_output(
 
         grades.check()
         LabelRule.parse(label, min_grade)
-    check_plot(plot)
     chosen = QuerySelection.of(queries)
     llm: Qrels | str | Path
     human: Qrels | str | Path
