@@ -29,9 +29,16 @@ import numpy as np
 from rubric.data.query_selection import Queries, QuerySelection, absent_note
 from rubric.data.select import GradeFilter
 from rubric.data.table import Table, check_format, latex_escape, render_tables
-from rubric.data.trec import NAME_FROM, Qrels, read_runs
+from rubric.data.trec import NAME_FROM, Qrels
 from rubric.errors import UserError, one_of
-from rubric.evaluate.leaderboards import RunsLike, as_measures, expand_runs, load_qrels, unranked_note
+from rubric.evaluate.leaderboards import (
+    RunsLike,
+    as_measures,
+    expand_runs,
+    load_qrels,
+    load_runs,
+    unranked_note,
+)
 from rubric.evaluate.measures import Measure
 from rubric.evaluate.ppi import MODES, Estimates, check_sizes, estimate_means
 from rubric.evaluate.qrels import QrelsResult
@@ -345,14 +352,8 @@ def estimate(
         )
     topics = sorted(llm)
     check_sizes(len(human), len(topics), confidence)
-    loaded = (
-        read_runs(expand_runs(runs), queries=topics, name_from=name_from)
-        if not isinstance(runs, dict)
-        else None
-    )
-    from rubric.evaluate.leaderboards import load_runs
-
-    run_list = loaded if loaded is not None else load_runs(runs)
+    # runs are read once (only these topics kept, in parallel) and scored against both label sets
+    run_list = load_runs(expand_runs(runs), queries=topics, name_from=name_from)
     if not run_list:
         raise UserError("runs: no run given")
     llm_values = topic_values(Evaluator(llm, ms, level, complete=True), run_list, topics)
