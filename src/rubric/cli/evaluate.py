@@ -356,7 +356,7 @@ def compare_command(
 def estimate_command(
     runs: opt.Runs,
     measures: list[str] = typer.Option(
-        ..., "--measure", "-m", help=MEASURE_HELP.split(" alpha_nDCG")[0] + " The first orders the runs."
+        ..., "--measure", "-m", help=MEASURE_HELP.split("; alpha_nDCG")[0] + ". The first orders the runs."
     ),
     human: Path | None = typer.Option(
         None,
