@@ -341,14 +341,14 @@ def sample_command(
     label: opt.Label = "max",
     min_grade: opt.CountFrom = 1,
     level: opt.Level = 1,
-    passages: OptionalOutputPath = typer.Option(
+    passages_out: OptionalOutputPath = typer.Option(
         None,
         "--passages",
         help="Also write every graded passage ordered by how likely its LLM label is wrong (grade kinds "
         "disagreeing, labels at the -l threshold), to correct first. Not a random sample: not for "
         "`evaluate estimate`.",
     ),
-    html: OptionalOutputPath = typer.Option(
+    html_out: OptionalOutputPath = typer.Option(
         None, "--html", help="Also write the review page (as `verify html`) of just the drawn topics."
     ),
     bank: list[Path] = BANK_OPT,
@@ -374,9 +374,9 @@ def sample_command(
         label=label,
         min_grade=min_grade,
         level=level,
-        passages=passages,
-        html=html,
-        item_texts=_texts(bank) if html is not None else None,
+        passages=passages_out,
+        html=html_out,
+        item_texts=_texts(bank) if html_out is not None else None,
         queries=graded.subset.selection,
     )
     for note in notes:
