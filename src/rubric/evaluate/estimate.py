@@ -372,7 +372,7 @@ def graded_labels(
     the reviewers' grades in place of the LLM's where they graded (as `evaluate qrels --prefer
     HumanReview`); cells a reviewer left alone keep the LLM's grade, so review every passage of
     a sampled topic."""
-    from rubric.evaluate.labels import LabelRule
+    from rubric.data.labels import LabelRule
     from rubric.evaluate.qrels import build_qrels
 
     rule = LabelRule.parse(label, min_grade)
@@ -420,7 +420,7 @@ def estimate_output(
         )
     grades = grades or GradeFilter()
     if graded is not None:
-        from rubric.evaluate.labels import LabelRule
+        from rubric.data.labels import LabelRule
 
         grades.check()
         LabelRule.parse(label, min_grade)

@@ -29,11 +29,14 @@ from pathlib import Path
 
 import numpy as np
 
+from rubric.data.labels import LabelRule, direct_label
 from rubric.data.query_selection import Queries, QuerySelection
 from rubric.data.select import GradeFilter
 from rubric.data.table import Table
 from rubric.errors import UserError
-from rubric.evaluate.labels import LabelRule
+from rubric.verify.review import HUMAN_PROMPT_CLASS
+
+HUMAN = HUMAN_PROMPT_CLASS
 
 NOT_FOR_ESTIMATE = (
     "chosen by their grades, not at random: human labels of these passages must not be used for "
@@ -110,6 +113,28 @@ def strata_by_mean_label(labels: dict[str, dict[str, int]], k: int) -> dict[str,
     return {q: i * k // len(ordered) for i, q in enumerate(ordered)}
 
 
+def _label(g, rule: LabelRule) -> int:  # noqa: ANN001 - a GradeRecord
+    return rule.apply(list(g.grades.values())) if g.exam else direct_label(g.direct_grade, rule)
+
+
+def passage_labels(
+    graded: str | Path, grades: GradeFilter, rule: LabelRule, queries: QuerySelection
+) -> dict[str, dict[str, int]]:
+    """``{query: {passage: label}}`` of the one kind of grades ``grades`` picks (HumanReview grades
+    are never picked: they are what the humans will add), as `evaluate qrels` labels them."""
+    from rubric.data.graded import graded_input
+    from rubric.data.select import resolve_kind
+
+    labels: dict[str, dict[str, int]] = {}
+    with graded_input(graded, queries) as source:
+        kind = resolve_kind(source.survey.kinds, grades, source.source, exclude_prompt_class=HUMAN)
+        for q in source.queries():
+            for p in q.passages:
+                if (g := p.first(kind)) is not None:
+                    labels.setdefault(q.query_id, {})[p.paragraph_id] = _label(g, rule)
+    return labels
+
+
 def sample_topics(
     graded: str | Path,
     grades: GradeFilter,
@@ -122,15 +147,13 @@ def sample_topics(
     queries: Queries = None,
 ) -> TopicSample:
     """Draw the topics to judge from those the selected grades label (see the module docstring)."""
-    from rubric.evaluate.qrels import build_qrels
-
     if size < 2:
         raise UserError(f"--size: {size}; an estimate needs at least 2 judged topics")
     if strata == 1 or strata < 0:
         raise UserError(f"--strata: {strata} groups; stratify into at least 2 (or leave it out)")
     grades.check()
     rule = LabelRule.parse(label, min_grade)
-    labels = build_qrels(graded, grades, rule, queries=QuerySelection.of(queries)).to_dict()
+    labels = passage_labels(graded, grades, rule, QuerySelection.of(queries))
     if not labels:
         raise UserError(f"{graded}: no passage has grades of the selected kind")
     strata_of = strata_by_mean_label(labels, strata) if strata else None
@@ -144,13 +167,12 @@ def passages_to_check(
     label: str = "max",
     min_grade: int = 1,
     queries: Queries = None,
-    exclude: Iterable[str] = ("HumanReview",),
+    exclude: Iterable[str] = (HUMAN,),
 ) -> Table:
     """Every graded passage with the labels each grade kind of the file gives it, ordered by how
     likely the LLM label is wrong: the kinds' disagreement (highest label minus lowest) first,
     then labels at the threshold (``level - 1`` or ``level``), then query and passage."""
     from rubric.data.graded import graded_input
-    from rubric.evaluate.labels import direct_label
 
     rule = LabelRule.parse(label, min_grade)
     skip = set(exclude)
