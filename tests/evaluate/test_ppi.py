@@ -84,7 +84,7 @@ def _direct(y, yhat, llm_all, confidence):
             return 0.0
         b = sxy / var_all
         resid = sum((a - my - b * (h - mh)) ** 2 for a, h in zip(ys, hs, strict=True)) / max(m - 2, 1)
-        se2 = resid / ((m - 1) * var_all)
+        se2 = resid / (max(m - 1, 1) * var_all)
         keep = max(0.0, 1 - se2 / (b * b)) if b != 0 else 0.0
         return min(1.0, max(0.0, b * keep))
 
