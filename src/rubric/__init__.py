@@ -39,6 +39,7 @@ _EXPORTS = {
     "compare": "rubric.evaluate.significance",
     "nugget_scores": "rubric.evaluate.nuggets",
     "meta_evaluate": "rubric.evaluate.meta",
+    "estimate": "rubric.evaluate.estimate",
     # report objects and choices
     "Report": "rubric.evaluate.report",
     "Score": "rubric.evaluate.report",
@@ -46,6 +47,7 @@ _EXPORTS = {
     "Comparisons": "rubric.evaluate.significance",
     "Correlation": "rubric.evaluate.correlation",
     "QrelsResult": "rubric.evaluate.qrels",
+    "EstimateReport": "rubric.evaluate.estimate",
     "GradeFilter": "rubric.data.select",
     "QuerySelection": "rubric.data.query_selection",
     "UserError": "rubric.errors",

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from rubric.cli import options as opt
-from rubric.cli.common import OutputPath, emit, info, phase_app
+from rubric.cli.common import OptionalOutputPath, OutputPath, emit, info, phase_app
 from rubric.cli.meta import meta_command
 from rubric.cli.rag_nuggets import nuggets_command
 
@@ -349,6 +349,98 @@ def compare_command(
     )
     _notes(report.notes)
     emit(report.to_tsv(), output)
+
+
+@app.command("estimate")
+@opt.option_groups
+def estimate_command(
+    runs: opt.Runs,
+    measures: list[str] = typer.Option(
+        ..., "--measure", "-m", help=MEASURE_HELP.split("; alpha_nDCG")[0] + ". The first orders the runs."
+    ),
+    human: Path | None = typer.Option(
+        None,
+        "--human",
+        help="Human judgments (TREC qrels) of a uniform random sample of the topics, every pooled "
+        "passage of a judged topic judged. [default: the HumanReview grades of --graded]",
+    ),
+    qrels: Path | None = typer.Option(None, "--qrels", help="LLM qrels (TREC format) of every topic."),
+    graded: Path | None = typer.Option(
+        None,
+        "--graded",
+        help="Instead of --qrels: a graded file whose selected grades give the LLM labels (--label, "
+        "--min-grade, --prompt-class, ...), and whose HumanReview grades (`verify apply`) give the "
+        "human ones where --human is not given.",
+    ),
+    label: opt.Label = "max",
+    min_grade: opt.CountFrom = 1,
+    kind: opt.KindOptions = ...,
+    level: opt.Level = 1,
+    confidence: float = typer.Option(0.95, "--confidence", help="Coverage of the intervals, in (0, 1)."),
+    pairs: bool = typer.Option(
+        False,
+        "--pairs",
+        help="Also every pair of runs: the difference (a - b), its interval, resolved or not.",
+    ),
+    mode: str = typer.Option(
+        "finite",
+        "--mode",
+        help="finite (Student t, finite-population correction: the judged topics are a sample of "
+        "these topics) or ppi_py (normal quantile, no correction, unjudged topics as the unlabelled "
+        "set: the reference implementation's numbers).",
+    ),
+    fmt: str = typer.Option("tsv", "--format", "-f", help="tsv (estimates, then pairs), json or latex."),
+    digits: int = typer.Option(4, "--digits", min=0, max=17, help="Decimals in tsv."),
+    name_from: opt.NameFrom = "tag",
+    output: opt.ReportPath = None,
+    plot: OptionalOutputPath = typer.Option(
+        None,
+        "--plot",
+        help="Draw the forest plot (.png, .svg or .pdf): per run the PPI++ and human-only intervals "
+        "and the LLM-only mean. Needs matplotlib: pip install 'rubric-workbench[plot]'.",
+    ),
+    subset: opt.QueryOptions = ...,
+) -> None:
+    """Leaderboard from LLM labels on every topic and human labels on a random few, with intervals.
+
+    Per run and measure: the LLM-only mean, the human-only mean over the judged topics, and the
+    prediction-powered estimates PPI and PPI++ of the all-topic mean on human labels, each with
+    its interval. The judged topics must be a uniform random sample of the topics (`rubric verify
+    sample` draws one); nothing in the data can show it. A run that ranks nothing for a topic
+    scores 0 there (trec_eval -c). Human judgments of a topic without LLM labels, or fewer than 2
+    judged topics, are an error.
+
+    Example: rubric evaluate estimate --run runs/ --qrels llm.qrels --human nist.qrels -m nDCG@10
+    -l 2 --pairs --plot forest.png
+    """
+    from rubric.evaluate.estimate import estimate_output
+    from rubric.plots import check_plot
+
+    check_plot(plot)  # a bad suffix or a missing matplotlib fails before any file is read
+    done, report = estimate_output(
+        runs,
+        measures,
+        llm_qrels=qrels,
+        human_qrels=human,
+        graded=graded,
+        grades=kind.grade_filter(),
+        label=label,
+        min_grade=min_grade,
+        level=level,
+        confidence=confidence,
+        mode=mode,
+        pairs=pairs,
+        fmt=fmt,
+        digits=digits,
+        name_from=name_from,
+        queries=subset.selection,
+    )
+    _write(done, output)
+    if plot is not None:
+        from rubric.plots.forest import forest_plot
+
+        forest_plot(report, plot)
+        info(f"wrote {plot}")
 
 
 # `rubric evaluate nuggets` (AutoNuggetizer scores) lives with the other RAG nugget commands.

@@ -320,6 +320,69 @@ def html_command(
     )
 
 
+@app.command("sample")
+@opt.option_groups
+def sample_command(
+    graded: opt.GradedOptions = ...,
+    output: OutputPath = typer.Option(
+        ..., "--output", "-o", help="Query list to write: the drawn topic ids, one a line (for --queries)."
+    ),
+    size: int = typer.Option(..., "--size", min=2, help="How many topics to draw for human judgments."),
+    seed: int = typer.Option(
+        42, "--seed", min=0, help="Seed of the draw (the same seed draws the same topics)."
+    ),
+    strata: int = typer.Option(
+        0,
+        "--strata",
+        min=0,
+        help="Draw proportionally from this many groups of topics cut by the LLM's mean label "
+        "(0: no strata). The estimate still treats the sample as uniform; see docs/evaluation.md.",
+    ),
+    label: opt.Label = "max",
+    min_grade: opt.CountFrom = 1,
+    level: opt.Level = 1,
+    passages_out: OptionalOutputPath = typer.Option(
+        None,
+        "--passages",
+        help="Also write every graded passage ordered by how likely its LLM label is wrong (grade kinds "
+        "disagreeing, labels at the -l threshold), to correct first. Not a random sample: not for "
+        "`evaluate estimate`.",
+    ),
+    html_out: OptionalOutputPath = typer.Option(
+        None, "--html", help="Also write the review page (as `verify html`) of just the drawn topics."
+    ),
+    bank: list[Path] = BANK_OPT,
+) -> None:
+    """Draw the topics humans judge for `evaluate estimate`: uniform at random, seeded.
+
+    The topics are those the selected grades label; the list goes to -o, one id per line, the
+    format --queries reads. Judge every pooled passage of a drawn topic (the review page of
+    --html shows them), apply the reviews with `verify apply`, then run `evaluate estimate`.
+
+    Example: rubric verify sample graded.jsonl.gz --prompt-class NuggetSelfRatedPrompt
+    --size 3 --seed 7 -o judge.txt --html review.html
+    """
+    from rubric.verify.sample import sample_files
+
+    notes = sample_files(
+        graded.graded,
+        graded.kind.grade_filter(),
+        output,
+        size=size,
+        seed=seed,
+        strata=strata,
+        label=label,
+        min_grade=min_grade,
+        level=level,
+        passages=passages_out,
+        html=html_out,
+        item_texts=_texts(bank) if html_out is not None else None,
+        queries=graded.subset.selection,
+    )
+    for note in notes:
+        info(note)
+
+
 @app.command("apply")
 def apply_command(
     files: list[Path] = typer.Argument(

@@ -1,0 +1,226 @@
+"""Prediction-powered means: LLM labels on every topic, human labels on a random few.
+
+The numbers behind `rubric evaluate estimate`, on arrays of per-topic values (numpy only, so a
+thousand draws of 37 runs take milliseconds). The unit is a topic. For one run and measure:
+
+* ``y``: the measure on the human labels of the ``n`` judged topics;
+* ``yhat``: the measure on the LLM labels of the same topics;
+* ``yhat_all``: the measure on the LLM labels of all ``N`` topics (the judged ones included).
+
+The target is the mean of the human values over the ``N`` topics. With a weight ``lam`` the
+estimate is ``lam * mean(yhat_all) + mean(y - lam * yhat)``: ``lam = 0`` is the human-only mean,
+``lam = 1`` is PPI (Angelopoulos et al., Science 2023), the tuned ``lam`` is PPI++ (Angelopoulos,
+Duchi and Zrnic, 2023). Every topic's LLM value is known, so ``mean(yhat_all)`` is exact and
+the only randomness is which topics were judged.
+
+Two modes:
+
+``finite`` (the default): the judged topics are a simple random sample *without replacement*
+from the ``N`` topics, and the target is their finite mean. Under that design the estimate is
+unbiased for any fixed ``lam`` (it is the difference estimator of survey sampling), and its
+variance is ``(1 - n/N) * S^2 / n`` with ``S^2`` the variance of ``y - lam * yhat`` over the
+topics. The interval uses Student's t with ``n - 1`` degrees of freedom, since ``n`` is small,
+and that finite-population correction.
+
+The PPI++ weight is estimated from the same few judged topics, and that costs something the
+textbook variance ignores: with the weight that minimises the sample variance (the slope of
+``y`` on ``yhat``), the intervals on TREC DL covered the true mean only 91% of the time at 95%
+nominal with 10 or 20 judged topics. So the weight's own noise is paid for: the variance is the
+jackknife's (each topic left out in turn, the weight re-estimated without it), which for a
+fixed weight is exactly the variance above. And the weight is made as little noisy as the data
+allow (:func:`shrunk_slope`): the LLM values' variance over all topics is known, so only their
+covariance with the human values is estimated, and the slope ``b`` is shrunk by its standard
+error, ``lam = b * max(0, 1 - se^2 / b^2)`` clipped to [0, 1], so that a weight the data cannot
+pin down (LLM labels that barely track the human ones) moves towards 0, the human-only
+estimate, instead of adding noise. docs/validation.md has the coverage and widths.
+
+``ppi_py``: exactly `ppi_py.ppi_mean_ci` (normal quantile, no finite-population correction,
+population standard deviations) with its PPI++ weight, taking the judged topics as the labelled
+set and the *unjudged* topics as the unlabelled set, as that package treats two independent
+samples. It is here so that the arithmetic can be checked against the reference
+implementation; the ``finite`` mode is the one whose intervals cover the finite mean.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+MODES = ("finite", "ppi_py")
+"""How intervals are computed (see the module docstring)."""
+
+
+@dataclass
+class Estimate:
+    """A point estimate with its interval; arrays over any leading axes (draws, runs)."""
+
+    value: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    weight: np.ndarray  # the lam used (0: human only; 1: PPI)
+
+    @property
+    def width(self) -> np.ndarray:
+        return self.high - self.low
+
+
+@dataclass
+class Estimates:
+    """Every estimate of one or many (run, measure) cells, on the same judged topics."""
+
+    llm: np.ndarray  # LLM-only mean over all topics (no interval: the LLM labels are taken as true)
+    human: Estimate  # human-only mean over the judged topics
+    ppi: Estimate  # lam = 1
+    ppipp: Estimate  # lam tuned (PPI++)
+    n: int
+    n_all: int
+
+
+def _quantile(confidence: float, n: int, mode: str) -> float:
+    from scipy import stats
+
+    upper = 1 - (1 - confidence) / 2
+    if mode == "ppi_py":
+        return float(stats.norm.ppf(upper))
+    return float(stats.t.ppf(upper, n - 1))
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """``num / den``, 0 where ``den`` is 0 (no spread: nothing to learn)."""
+    ok = den > 1e-15
+    return np.where(ok, num / np.where(ok, den, 1.0), 0.0)
+
+
+def shrunk_slope(sy, sh, shh, syy, sxy, m, var_all) -> np.ndarray:  # noqa: ANN001 - arrays of sums
+    """The ``finite`` PPI++ weight from the sums of ``m`` judged topics' ``y``, ``yhat``,
+    ``yhat^2``, ``y^2`` and ``y * yhat``, and the variance of ``yhat`` over all topics.
+
+    The weight that minimises the variance is ``S_xy / S_x^2`` over the topics. ``S_x^2``, the
+    LLM values' variance, is known exactly (every topic has LLM labels), so only the covariance
+    is estimated (divisor ``m - 1``, unbiased under sampling without replacement). The slope is
+    then shrunk by its standard error ``se`` (residual variance with ``m - 2`` degrees of
+    freedom): ``b * max(0, 1 - se^2 / b^2)``, which minimises the expected loss from using a
+    noisy ``b`` in place of the true one; clipped to [0, 1].
+    """
+    sxx = shh - sh * sh / m
+    sxy_c = sxy - sy * sh / m
+    syy_c = syy - sy * sy / m
+    b = _ratio(sxy_c / np.maximum(m - 1, 1), var_all)
+    residual = np.maximum(syy_c - 2 * b * sxy_c + b * b * sxx, 0.0) / np.maximum(m - 2, 1)
+    se2 = _ratio(residual / np.maximum(m - 1, 1), var_all)
+    keep = np.maximum(0.0, 1.0 - _ratio(se2, b * b))
+    return np.clip(b * keep, 0.0, 1.0) + 0.0  # + 0.0: no -0.0 in reports
+
+
+def tuned_weight(y: np.ndarray, yhat: np.ndarray, yhat_all: np.ndarray, mode: str = "finite") -> np.ndarray:
+    """The PPI++ weight along the last axis, in [0, 1].
+
+    ``finite``: :func:`shrunk_slope` of the judged topics (``yhat_all``: all topics).
+    ``ppi_py``: that package's weight, ``cov(y, yhat)`` (divisor n) over ``(1 + n / N_u) *
+    var(yhat and yhat_unlabelled)`` (divisor n + N_u - 1), clipped.
+    """
+    if mode == "finite":
+        sums = (y.sum(-1), yhat.sum(-1), (yhat * yhat).sum(-1), (y * y).sum(-1), (y * yhat).sum(-1))
+        return shrunk_slope(*sums, y.shape[-1], yhat_all.var(-1, ddof=1))
+    n = y.shape[-1]
+    cov = ((y - y.mean(-1, keepdims=True)) * (yhat - yhat.mean(-1, keepdims=True))).sum(-1) / n
+    pooled = np.concatenate([yhat, yhat_all], axis=-1)
+    var = pooled.var(axis=-1, ddof=1) * (1 + n / yhat_all.shape[-1])
+    return np.clip(_ratio(cov, var), 0.0, 1.0)
+
+
+def _finite(
+    y: np.ndarray, yhat: np.ndarray, yhat_all: np.ndarray, q: float, lam: np.ndarray | None
+) -> Estimate:
+    """The ``finite`` estimate with a fixed weight ``lam``, or (``None``) the PPI++ weight
+    re-estimated with each topic left out; jackknife variance with the finite-population
+    correction (for a fixed weight: ``(1 - n/N) * var(y - lam * yhat) / n`` exactly)."""
+    n, n_all = y.shape[-1], yhat_all.shape[-1]
+    mu = yhat_all.mean(-1)
+    sy, sh = y.sum(-1, keepdims=True), yhat.sum(-1, keepdims=True)
+    if lam is None:
+        var_all = yhat_all.var(-1, ddof=1)
+        shh, syy, sxy = (
+            (yhat * yhat).sum(-1, keepdims=True),
+            (y * y).sum(-1, keepdims=True),
+            (y * yhat).sum(-1, keepdims=True),
+        )
+        weight = shrunk_slope(sy[..., 0], sh[..., 0], shh[..., 0], syy[..., 0], sxy[..., 0], n, var_all)
+        left_out = shrunk_slope(
+            sy - y, sh - yhat, shh - yhat * yhat, syy - y * y, sxy - y * yhat, n - 1, var_all[..., None]
+        )
+    else:
+        weight = np.broadcast_to(np.asarray(lam, dtype=float), y.shape[:-1])
+        left_out = weight[..., None]
+    value = weight * mu + (sy[..., 0] - weight * sh[..., 0]) / n
+    replicates = left_out * mu[..., None] + ((sy - y) - left_out * (sh - yhat)) / (n - 1)
+    spread = ((replicates - replicates.mean(-1, keepdims=True)) ** 2).sum(-1)
+    half = q * np.sqrt((1 - n / n_all) * (n - 1) / n * spread)
+    return Estimate(value, value - half, value + half, np.array(weight, dtype=float))
+
+
+def _ppi_py(y: np.ndarray, yhat: np.ndarray, unlabelled: np.ndarray, q: float, lam: np.ndarray) -> Estimate:
+    """``ppi_py.ppi_mean_ci`` with weight ``lam`` (normal quantile ``q``, population deviations)."""
+    n, n_u = y.shape[-1], unlabelled.shape[-1]
+    rectifier = y - lam[..., None] * yhat
+    value = lam * unlabelled.mean(-1) + rectifier.mean(-1)
+    half = q * np.sqrt((lam * unlabelled.std(-1)) ** 2 / n_u + rectifier.var(-1) / n)
+    return Estimate(value, value - half, value + half, np.array(lam, dtype=float))
+
+
+def estimate_means(
+    y: np.ndarray,
+    yhat: np.ndarray,
+    yhat_all: np.ndarray,
+    confidence: float = 0.95,
+    mode: str = "finite",
+) -> Estimates:
+    """LLM-only, human-only, PPI and PPI++ estimates of the all-topic human mean.
+
+    Arrays hold topics on their last axis (``y`` and ``yhat``: the ``n`` judged topics, in the
+    same order; ``yhat_all``: all ``N`` topics in the ``finite`` mode, the ``N - n`` unjudged
+    ones in the ``ppi_py`` mode); leading axes (draws, runs) broadcast. Callers check the
+    inputs (:func:`check_sizes`).
+    """
+    y, yhat, yhat_all = (np.asarray(a, dtype=float) for a in (y, yhat, yhat_all))
+    shape = np.broadcast_shapes(y.shape[:-1], yhat.shape[:-1], yhat_all.shape[:-1])
+    y = np.broadcast_to(y, (*shape, y.shape[-1]))
+    yhat = np.broadcast_to(yhat, (*shape, yhat.shape[-1]))
+    yhat_all = np.broadcast_to(yhat_all, (*shape, yhat_all.shape[-1]))
+    n = y.shape[-1]
+    q = _quantile(confidence, n, mode)
+    zero, one = np.zeros(shape), np.ones(shape)
+    if mode == "finite":
+        return Estimates(
+            llm=yhat_all.mean(-1),
+            human=_finite(y, yhat, yhat_all, q, zero),
+            ppi=_finite(y, yhat, yhat_all, q, one),
+            ppipp=_finite(y, yhat, yhat_all, q, None),
+            n=n,
+            n_all=yhat_all.shape[-1],
+        )
+    lam = tuned_weight(y, yhat, yhat_all, mode)
+    return Estimates(
+        llm=np.concatenate([yhat, yhat_all], axis=-1).mean(-1),
+        human=_ppi_py(y, yhat, yhat_all, q, zero),
+        ppi=_ppi_py(y, yhat, yhat_all, q, one),
+        ppipp=_ppi_py(y, yhat, yhat_all, q, lam),
+        n=n,
+        n_all=n + yhat_all.shape[-1],
+    )
+
+
+def check_sizes(n: int, n_all: int, confidence: float) -> None:
+    """What the estimates need: 2 or more judged topics of the ``n_all``, a confidence in (0, 1)."""
+    from rubric.errors import UserError
+
+    if not 0 < confidence < 1:
+        raise UserError(f"confidence: {confidence} is not between 0 and 1 (exclusive)")
+    if n < 2:
+        raise UserError(
+            f"{n} judged topic{'s' if n != 1 else ''}: an interval needs human judgments "
+            "for at least 2 topics"
+        )
+    if n > n_all:
+        raise UserError(f"{n} judged topics but only {n_all} topics with LLM labels")

@@ -1,0 +1,81 @@
+"""How the estimates of :mod:`rubric.evaluate.ppi` behave on a collection whose every topic has
+human labels: draw judged subsets at random, estimate, and compare with the known all-topic mean.
+
+This is how the intervals are validated (coverage of the true mean, widths) and how a campaign
+can plan how many topics to judge; the benchmark ``benchmarks/validate_estimate.py`` prints the
+table of docs/validation.md with it. Arrays only: per-topic values are computed once, and each
+draw is an index set, so a thousand draws of dozens of runs take well under a second.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from rubric.evaluate.ppi import estimate_means
+
+
+@dataclass
+class Study:
+    """Coverage (per run: the share of draws whose interval holds the true mean) and mean widths
+    (over draws and runs) of the human-only, PPI and PPI++ intervals with ``n`` judged topics."""
+
+    n: int
+    draws: int
+    coverage: dict[str, np.ndarray]  # estimator -> per-run coverage
+    width: dict[str, float]  # estimator -> mean width
+
+    def min_coverage(self, which: str) -> float:
+        return float(self.coverage[which].min())
+
+    def mean_coverage(self, which: str) -> float:
+        return float(self.coverage[which].mean())
+
+
+def draw_topics(n_all: int, n: int, draws: int, seed: int) -> np.ndarray:
+    """``draws`` uniform random subsets of ``n`` of ``n_all`` topics (without replacement), seeded."""
+    rng = np.random.default_rng(seed)
+    return np.argsort(rng.random((draws, n_all)), axis=1)[:, :n]
+
+
+def study(
+    human: np.ndarray,
+    llm: np.ndarray,
+    n: int,
+    *,
+    draws: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> Study:
+    """Draw ``draws`` judged subsets of ``n`` topics; ``human`` and ``llm`` are runs x topics."""
+    human = np.asarray(human, dtype=float)
+    llm = np.asarray(llm, dtype=float)
+    truth = human.mean(axis=1)  # the all-topic mean on human labels, per run
+    idx = draw_topics(human.shape[1], n, draws, seed)
+    y = np.moveaxis(human[:, idx], 0, 1)  # draws x runs x n
+    yhat = np.moveaxis(llm[:, idx], 0, 1)
+    est = estimate_means(y, yhat, llm[None], confidence)
+    coverage = {}
+    width = {}
+    for name, e in (("human", est.human), ("ppi", est.ppi), ("ppi++", est.ppipp)):
+        inside = (e.low <= truth + 1e-12) & (truth - 1e-12 <= e.high)
+        coverage[name] = inside.mean(axis=0)
+        width[name] = float(e.width.mean())
+    return Study(n, draws, coverage, width)
+
+
+def human_n_for_width(
+    human: np.ndarray, target: float, *, draws: int = 1000, seed: int = 0, confidence: float = 0.95
+) -> int:
+    """The smallest number of judged topics at which the human-only interval is, on average over
+    draws and runs, no wider than ``target`` (at most all topics, where it has width 0)."""
+    human = np.asarray(human, dtype=float)
+    n_all = human.shape[1]
+    for n in range(2, n_all + 1):
+        idx = draw_topics(n_all, n, draws, seed)
+        y = np.moveaxis(human[:, idx], 0, 1)
+        est = estimate_means(y, y, human[None], confidence)
+        if float(est.human.width.mean()) <= target:
+            return n
+    return n_all
