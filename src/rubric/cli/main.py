@@ -107,6 +107,11 @@ def main() -> None:
     except Terminated:
         print("rubric: terminated", file=sys.stderr)
         sys.exit(143)
+    except RecursionError:  # the readers name the file; this is the net under them
+        from rubric.data.json_line import TOO_DEEP
+
+        print(f"rubric: error: an input is {TOO_DEEP}", file=sys.stderr)
+        sys.exit(UserError.exit_code)
     except BrokenPipeError:  # `rubric ... | head`
         _quiet_stdout()
         sys.exit(0)

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rubric.data.files import read_text
+from rubric.data.json_line import load_json
 from rubric.errors import UserError
 
 #: Columns of per-query TSVs that describe a row rather than score it (nuggets -o writes them).
@@ -174,7 +175,7 @@ def _looks_trec_eval(lines: list[tuple[int, str]]) -> bool:
 
 def _read_ranks(path: Path, text: str, builder: _Builder) -> None:
     try:
-        data = json.loads(text)
+        data = load_json(str(path), text)
     except json.JSONDecodeError as e:
         raise UserError(f"{path}:{e.lineno}: not JSON: {e.msg}") from None
     if not isinstance(data, dict) or not data:

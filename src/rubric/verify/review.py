@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapte
 
 from rubric.bank.edit import BankEdit
 from rubric.data.files import open_text
+from rubric.data.json_line import load_json
 from rubric.data.jsonl import describe_validation_error
 from rubric.errors import UserError
 
@@ -191,7 +192,7 @@ def read_review(path: str | Path) -> Review:
     with open_text(path) as f:
         text = f.read()
     try:
-        obj = json.loads(text)
+        obj = load_json(str(path), text)
     except json.JSONDecodeError as e:
         raise UserError(f"{path}: not valid JSON ({e.msg}, line {e.lineno} column {e.colno})") from None
     return parse_review(obj, str(path))
