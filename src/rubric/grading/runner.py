@@ -11,9 +11,12 @@ What keeps runs from mixing:
 - ``OUT.lock`` is held (``flock``) for the whole run: a second run on the same output stops at
   once with a :class:`UserError` (exit 2) instead of writing the same files.
 - The partial file's first line records the run's fingerprint: the input files (path, size,
-  modification time), the backend, model, prompts and options. A partial of other arguments is
-  refused (exit 2) with what differs and how to go on; it is never appended to or resumed into
-  the output.
+  digest of the content), the backend, model, prompts and options. A partial of other arguments
+  is refused (exit 2) with what differs and how to go on; one whose only difference is the
+  content of the inputs (edited since, even with the same size and modification time) is moved
+  aside (``.stale``) with a warning. It is never appended to or resumed into the output.
+- Each resumed line must be the graded form of its input query (same passage ids, in order);
+  a line that is not (forged, or of another input) is done again, with a warning.
 - A partial damaged after its header (a cut or binary line, e.g. a full disk) resumes from its
   last intact query, with a warning; a damaged header sets the file aside (``.damaged``).
 
@@ -183,6 +186,14 @@ class PartialFile:
             )
             return
         if header != json.loads(self.header):
+            if self._only_inputs_differ(header):  # the inputs changed since: it cannot be finished
+                aside = self.path.with_name(self.path.name + ".stale")
+                os.replace(self.path, aside)
+                report(
+                    f"{self.path}: left by a run on other content of the input files (edited since); "
+                    f"moved to {aside}, starting over"
+                )
+                return
             raise UserError(self._other_run(header))
         offset = newline + 1
         line_no = 1
@@ -203,6 +214,12 @@ class PartialFile:
             with open(self.path, "r+b") as f:
                 f.truncate(offset)
         self._size = offset
+
+    def _only_inputs_differ(self, header: dict[str, Any]) -> bool:
+        theirs = header.get("parts")
+        if not isinstance(theirs, dict) or set(theirs) != set(self.parts):
+            return False
+        return [name for name, digest in self.parts.items() if theirs[name] != digest] == ["inputs"]
 
     def _other_run(self, header: dict[str, Any]) -> str:
         theirs = header.get("parts") if isinstance(header.get("parts"), dict) else {}

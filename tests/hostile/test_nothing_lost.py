@@ -1,0 +1,139 @@
+"""Nothing lost, ever: the faults of the reliability check that lost data, printed a traceback or
+went silently wrong, one regression test per class. Every failure is one ``rubric: error:`` line
+(exit 2) naming the path and the reason; no input replaced, no output half written, no lock or
+temporary file left behind."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from helpers import faults
+
+rubric, assert_one_error = faults.rubric, faults.assert_one_error
+
+
+def _tables(folder: Path) -> tuple[Path, Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    t, h = folder / "t.tsv", folder / "h.tsv"
+    rows = {"A": (0.5, 0.6, 0.4, 0.5), "B": (0.3, 0.2, 0.1, 0.2), "C": (0.2, 0.1, 0.3, 0.2)}
+    t.write_text(
+        "run\tquery\tndcg\n" + "".join(f"{r}\tq1\t{v[0]}\n{r}\tq2\t{v[2]}\n" for r, v in rows.items())
+    )
+    h.write_text(
+        "run\tquery\tndcg\n" + "".join(f"{r}\tq1\t{v[1]}\n{r}\tq2\t{v[3]}\n" for r, v in rows.items())
+    )
+    return t, h
+
+
+META = ["evaluate", "meta", "--resamples", "0"]
+
+
+# --- evaluate meta: its tables are inputs of the output rule --------------------------------------
+
+
+def test_meta_output_naming_an_evaluation_is_refused(tmp_path):
+    t, h = _tables(tmp_path / "in")
+    before = faults.snapshot(tmp_path)
+    assert_one_error(rubric(*META, t, "-R", h, "-o", t), f"--output {t}: is also an input")
+    assert faults.snapshot(tmp_path) == before
+
+
+# --- the plot writer: the error path of every file -----------------------------------------------
+
+
+def test_a_plot_into_a_read_only_folder_fails_before_any_output(tmp_path):
+    pytest.importorskip("matplotlib")
+    t, h = _tables(tmp_path / "in")
+    out = tmp_path / "report.tsv"
+    with faults.read_only_folder(tmp_path) as ro:
+        r = rubric(*META, t, "-R", h, "-o", out, "--plot", ro / "fig.png")
+        assert_one_error(r, f"{ro / 'fig.png'}: cannot write (Read-only file system")
+    assert not out.exists()
+
+
+def test_a_plot_on_a_full_disk_leaves_no_output_and_no_temporary_file(tmp_path):
+    pytest.importorskip("matplotlib")
+    t, h = _tables(tmp_path / "in")
+    with faults.full_disk(tmp_path, "16k") as disk:
+        (disk / "filler").write_bytes(b"x" * 12000)
+        r = rubric(*META, t, "-R", h, "-o", disk / "report.tsv", "--plot", disk / "fig.png")
+        assert_one_error(r, "cannot write (No space left on device)")
+        assert sorted(p.name for p in disk.iterdir()) == ["filler"]  # the report is not written either
+
+
+def test_a_plot_onto_a_folder_is_refused_before_any_work(tmp_path):
+    pytest.importorskip("matplotlib")
+    t, h = _tables(tmp_path / "in")
+    (tmp_path / "fig.png").mkdir()
+    r = rubric(*META, t, "-R", h, "-o", tmp_path / "report.tsv", "--plot", tmp_path / "fig.png")
+    assert_one_error(r, f"{tmp_path / 'fig.png'}: is a directory")
+    assert not (tmp_path / "report.tsv").exists()
+
+
+def test_two_outputs_are_written_together_or_not_at_all(tmp_path):
+    """The second output failing (a folder where its file would go) leaves the first unwritten."""
+    t, h = _tables(tmp_path / "in")
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file, not a folder\n")
+    r = rubric(*META, t, "-R", h, "-o", tmp_path / "report.tsv", "--per-topic", blocker / "topics.tsv")
+    assert_one_error(r, str(blocker / "topics.tsv"), "cannot write")
+    assert not (tmp_path / "report.tsv").exists()
+    ok = rubric(*META, t, "-R", h, "-o", tmp_path / "report.tsv", "--per-topic", tmp_path / "topics.tsv")
+    assert ok.returncode == 0, ok.stderr
+    assert (tmp_path / "report.tsv").exists() and (tmp_path / "topics.tsv").exists()
+
+
+# --- input models: ids and nesting ---------------------------------------------------------------
+
+
+def _line(qid) -> str:
+    return json.dumps([qid, [faults.passage("d1", judgment=1)]]) + "\n"
+
+
+@pytest.mark.parametrize("qid", [None, ["q1"], {"q": 1}, True, 1.5])
+def test_a_query_id_that_is_not_a_string_is_refused_at_its_line(tmp_path, qid):
+    p = tmp_path / "p.jsonl"
+    p.write_text(_line("q0") + _line(qid))
+    r = rubric("evaluate", "qrels", p, "-o", tmp_path / "q.txt")
+    assert_one_error(r, f"{p}:2: the query id must be a string")
+    assert not (tmp_path / "q.txt").exists()
+
+
+def test_a_query_id_written_as_a_number_is_its_digits(tmp_path):
+    p = tmp_path / "p.jsonl"
+    p.write_text(_line(7))
+    r = rubric("convert", "check", p)
+    assert r.returncode == 0, r.stderr
+
+
+def test_json_nested_100000_deep_is_one_error_line(tmp_path):
+    deep = "[" * 100_000 + "]" * 100_000
+    review = tmp_path / "review.json"
+    review.write_text(deep)
+    passages = tmp_path / "p.jsonl"
+    passages.write_text(_line("q1") + deep + "\n")
+    graded = faults.graded_fixture.write_graded(tmp_path / "graded.jsonl.gz")
+    r = rubric("verify", "apply", review, graded, "-o", tmp_path / "out.jsonl.gz")
+    assert_one_error(r, f"{review}: JSON nested too deeply")
+    r = rubric("evaluate", "qrels", passages, "-o", tmp_path / "q.txt")
+    assert_one_error(r, f"{passages}:2: JSON nested too deeply")
+
+
+# --- temporary files of killed runs ---------------------------------------------------------------
+
+
+def test_a_temporary_file_left_by_a_killed_writer_is_removed_by_the_next_write(tmp_path):
+    src = faults.valid_inputs(tmp_path / "in")["queries.tsv"]
+    out = tmp_path / "q.json"
+    gone = 2**22 + 12345  # above the default pid_max: no such process
+    stale = tmp_path / f".q.json.rubric-{gone}-abc123.tmp"
+    stale.write_text("half a file")
+    alive = tmp_path / f".q.json.rubric-{os.getpid()}-def456.tmp"  # a live writer's: kept
+    alive.write_text("being written")
+    r = rubric("convert", "queries", src, "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert not stale.exists() and alive.exists()
