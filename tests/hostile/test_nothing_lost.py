@@ -137,3 +137,84 @@ def test_a_temporary_file_left_by_a_killed_writer_is_removed_by_the_next_write(t
     r = rubric("convert", "queries", src, "-o", out)
     assert r.returncode == 0, r.stderr
     assert not stale.exists() and alive.exists()
+
+
+# --- the lock and the partial of a grading run ---------------------------------------------------
+
+SELF = "QuestionSelfRatedUnanswerablePromptWithChoices"
+
+
+def _grading_inputs(folder: Path, texts: dict[str, str]) -> tuple[Path, Path]:
+    """A passages file with one passage per query (``{query: text}``) and a one-question bank."""
+    folder.mkdir(parents=True, exist_ok=True)
+    passages = folder / "p.jsonl"
+    passages.write_text(
+        "".join(json.dumps([q, [faults.passage(f"d-{q}", text)]]) + "\n" for q, text in texts.items())
+    )
+    bank = folder / "bank.jsonl"
+    bank.write_text(
+        "".join(
+            json.dumps({"query_id": q, "query_text": "bees", "items": [
+                {"query_id": q, "question_id": f"{q}/a", "question_text": "What do bees collect?"}]}) + "\n"
+            for q in texts
+        )
+    )  # fmt: skip
+    return passages, bank
+
+
+def _grade(srv, folder: Path, passages: Path, bank: Path, out: Path):
+    llm = ["--backend", "openai", "-m", "test-model", "--base-url", srv.url, "--retry-base", "0.01"]
+    llm += ["--max-retries", "0", "--cache", folder / "cache.sqlite", "--checkpoint-pairs", "1"]
+    return rubric("grade", passages, "--bank", bank, "-p", SELF, *llm, "-o", out)
+
+
+def test_a_lock_path_that_is_a_folder_is_one_error_line(tmp_path):
+    from helpers.openai_server import serve
+
+    passages, bank = _grading_inputs(tmp_path / "in", {"q1": "bees collect nectar"})
+    out = tmp_path / "out.jsonl"
+    Path(f"{out}.lock").mkdir()
+    with serve() as srv:
+        r = _grade(srv, tmp_path, passages, bank, out)
+    assert_one_error(r, f"{out}.lock: is a directory")
+    assert not out.exists() and Path(f"{out}.lock").is_dir()
+
+
+def test_a_lock_on_a_full_disk_is_one_error_line_and_leaves_no_lock(tmp_path):
+    from helpers.openai_server import serve
+
+    passages, bank = _grading_inputs(tmp_path / "in", {"q1": "bees collect nectar"})
+    with faults.full_disk(tmp_path, "16k") as disk, serve() as srv:
+        fd = os.open(disk / "filler", os.O_WRONLY | os.O_CREAT)
+        try:
+            while os.write(fd, b"x" * 1024):
+                pass
+        except OSError:
+            pass  # the disk is full
+        finally:
+            os.close(fd)
+        r = _grade(srv, tmp_path, passages, bank, disk / "out.jsonl")
+        assert_one_error(r, "out.jsonl.lock: cannot write (No space left on device)")
+        assert sorted(p.name for p in disk.iterdir()) == ["filler"]
+
+
+def test_an_input_edited_in_place_with_the_same_size_and_time_is_not_resumed(tmp_path):
+    """A run with a failed pair keeps its partial; the passages file is then edited without a
+    trace in size or modification time: the rerun must grade the new text, not resume the old."""
+    from helpers.openai_server import Fault, serve
+
+    passages, bank = _grading_inputs(tmp_path / "in", {"q1": "bees collect nectar", "q2": "[fail] ants"})
+    out = tmp_path / "out.jsonl"
+    with serve(faults={"[fail]": Fault(500)}) as srv:
+        first = _grade(srv, tmp_path, passages, bank, out)
+        assert first.returncode == 1, first.stderr
+        assert Path(f"{out}.partial").exists()
+        st = passages.stat()
+        passages.write_text(passages.read_text().replace("bees collect nectar", "wasps collect nectar"[:19]))
+        os.utime(passages, ns=(st.st_atime_ns, st.st_mtime_ns))
+        assert passages.stat().st_size == st.st_size and passages.stat().st_mtime_ns == st.st_mtime_ns
+        again = _grade(srv, tmp_path, passages, bank, out)
+    assert again.returncode == 1, again.stderr  # q2 still fails
+    assert "edited since" in again.stderr.decode()
+    q1 = json.loads(out.read_text().splitlines()[0])
+    assert q1[1][0]["text"] == "wasps collect nectar"[:19]

@@ -96,7 +96,7 @@ class OutputLock:
     def __init__(self, output: Path):
         self.output = output
         self.path = output.with_name(output.name + ".lock")
-        self._file: IO[str] | None = None
+        self._file: IO[bytes] | None = None
 
     def __enter__(self) -> OutputLock:
         import fcntl
@@ -108,7 +108,7 @@ class OutputLock:
             raise UserError(f"{self.path.parent}: cannot create folder ({e.strerror or e})") from None
         while True:
             try:
-                f = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held until __exit__
+                f = open(self.path, "a+b", buffering=0)  # noqa: SIM115 - held until __exit__
             except OSError as e:
                 what = (
                     "is a directory"
@@ -120,7 +120,7 @@ class OutputLock:
                 fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 f.seek(0)
-                holder = f.read().strip()
+                holder = f.read().decode("utf-8", "replace").strip()
                 f.close()
                 raise UserError(
                     f"-o {self.output}: another `rubric grade` is writing this output"
@@ -135,8 +135,7 @@ class OutputLock:
             f.close()  # the file was removed by a run that just finished: lock the new one
         try:
             f.truncate(0)
-            f.write(str(os.getpid()))
-            f.flush()
+            f.write(str(os.getpid()).encode())
         except OSError as e:  # a full disk: the pid is a courtesy, but say it and leave nothing
             f.close()
             if created:
