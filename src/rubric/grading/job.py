@@ -81,7 +81,7 @@ class GradeJob:
 
     def load(self) -> Loaded:
         """Prompts, bank items and query texts, every input checked before a model loads."""
-        from rubric.data.jsonl import read_bank
+        from rubric.data.jsonl import read_banks
         from rubric.llm.base import PairGrader
         from rubric.llm.registry import backend_class, check_model_fits
 
@@ -91,9 +91,7 @@ class GradeJob:
         # an unknown backend and prompts it cannot ask are errors before any model loads
         pairs_only = issubclass(backend_class(self.backend), PairGrader)
         if self.bank is not None:
-            banks = list(read_bank(self.bank))
-            if not banks:
-                raise UserError(f"{self.bank}: holds no test bank (an empty file)")
+            banks = read_banks(self.bank)
             items: dict[str, list] | None = items_by_query(banks)
             texts = {b.query_id: b.query_text for b in banks if b.query_text}
         else:
