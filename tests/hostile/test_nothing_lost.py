@@ -218,3 +218,114 @@ def test_an_input_edited_in_place_with_the_same_size_and_time_is_not_resumed(tmp
     assert "edited since" in again.stderr.decode()
     q1 = json.loads(out.read_text().splitlines()[0])
     assert q1[1][0]["text"] == "wasps collect nectar"[:19]
+
+
+# --- the smaller items: each a rule with its test -------------------------------------------------
+
+
+def _review(path: Path, graded: Path, reviewer: str = "alice", note: str | None = None) -> Path:
+    from helpers import graded_fixture as fx
+    from rubric.verify.review import file_sha256
+
+    action = {"type": "grade", "query_id": "q1", "paragraph_id": "p2", "item_id": fx.iid("q1", "a")}
+    action |= {"prompt_class": fx.RATING, "llm": fx.LLM, "grade": 4} | ({"note": note} if note else {})
+    source = {"file": graded.name, "sha256": file_sha256(graded)}
+    path.write_text(json.dumps({"version": 1, "reviewer": reviewer, "source": source, "actions": [action]}))
+    return path
+
+
+def _scattered_graded(tmp_path: Path) -> Path:
+    """The graded fixture with query q1 on lines 1 and 3 (q2 between): one query, as the docs say."""
+    import gzip
+
+    whole = faults.graded_fixture.write_graded(tmp_path / "g.jsonl.gz")
+    lines = [json.loads(x) for x in gzip.decompress(whole.read_bytes()).decode().splitlines()]
+    (q1, passages), rest = lines[0], lines[1:]
+    split = [[q1, passages[:1]], *rest, [q1, passages[1:]]]
+    path = tmp_path / "scattered.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in split))
+    return path
+
+
+def test_verify_apply_merges_a_query_on_non_adjacent_lines(tmp_path):
+    graded = _scattered_graded(tmp_path)
+    review = _review(tmp_path / "alice.json", graded)
+    r = rubric("verify", "apply", review, graded, "-o", tmp_path / "out.jsonl")
+    assert r.returncode == 0, r.stderr
+    out = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert [(q, len(ps)) for q, ps in out] == [("q1", 6), ("q2", 3)]
+
+
+def test_verify_apply_reads_the_graded_file_from_a_pipe(tmp_path):
+    graded = _scattered_graded(tmp_path)
+    review = _review(tmp_path / "alice.json", graded)
+    r = rubric("verify", "apply", review, "-", "-o", tmp_path / "piped.jsonl", input=graded.read_bytes())
+    assert r.returncode == 0, r.stderr
+    assert rubric("verify", "apply", review, graded, "-o", tmp_path / "file.jsonl").returncode == 0
+    assert (tmp_path / "piped.jsonl").read_bytes() == (tmp_path / "file.jsonl").read_bytes()
+
+
+def test_a_reviewer_name_with_control_characters_is_refused(tmp_path):
+    graded = faults.graded_fixture.write_graded(tmp_path / "g.jsonl.gz")
+    for name in ("al\tice", "al\nice", "\x1b[31malice"):
+        review = _review(tmp_path / "bad.json", graded, reviewer=name)
+        r = rubric("verify", "apply", review, graded, "-o", tmp_path / "out.jsonl")
+        line = assert_one_error(r, "reviewer", "control characters")
+        assert "\x1b" not in line
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_a_note_with_control_characters_never_reaches_the_terminal_raw(tmp_path):
+    graded = faults.graded_fixture.write_graded(tmp_path / "g.jsonl.gz")
+    review = _review(tmp_path / "alice.json", graded, note="red\x1b[31m\ttab\nline\rback")
+    r = rubric("verify", "apply", review, graded, "-o", tmp_path / "out.jsonl")
+    assert r.returncode == 0, r.stderr
+    stderr = r.stderr.decode()
+    assert "\x1b" not in stderr and "\r" not in stderr
+    assert "red\\x1b[31m\\ttab\\nline\\rback" in stderr
+
+
+@pytest.mark.parametrize("value", ["nan", "NaN", "inf", "-Infinity"])
+def test_evaluate_meta_refuses_scores_that_are_not_finite(tmp_path, value):
+    t, h = _tables(tmp_path)
+    t.write_text(t.read_text().replace("0.5", value, 1))
+    assert_one_error(rubric(*META, t, "-R", h), f"{t}:2: expected a finite number")
+
+
+def test_evaluate_meta_refuses_nan_ranks(tmp_path):
+    t, _ = _tables(tmp_path)
+    ranks = tmp_path / "ranks.json"
+    ranks.write_text('{"A": 1, "B": NaN, "C": 3}')
+    assert_one_error(rubric(*META, t, "-R", ranks), f"{ranks}: expected", "found nan for B")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["bank", "show", "{empty}"],
+        [
+            "bank",
+            "split",
+            "{empty}",
+            "--secret",
+            "0.3",
+            "--seed",
+            "1",
+            "--public-out",
+            "{out}",
+            "--secret-out",
+            "{out2}",
+        ],
+        ["evaluate", "cover", "{graded}", "--bank", "{empty}", "-o", "{out}"],
+        ["convert", "queries", "{empty}", "-o", "{out}"],
+    ],
+    ids=["bank show", "bank split", "evaluate cover", "convert queries"],
+)
+def test_an_empty_bank_or_queries_file_is_an_error_not_an_empty_output(tmp_path, args):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    files = {"empty": empty, "out": tmp_path / "o.jsonl", "out2": tmp_path / "o2.jsonl"}
+    files["graded"] = faults.graded_fixture.write_graded(tmp_path / "g.jsonl.gz")
+    r = rubric(*[a.format(**files) for a in args])
+    assert_one_error(r, str(empty))
+    assert not files["out"].exists() and not files["out2"].exists()

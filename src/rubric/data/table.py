@@ -51,11 +51,11 @@ class Table:
     def tsv_chunks(self) -> Iterator[str]:
         if self.title:
             yield f"# {self.title}\n"
-        yield "\t".join(_tsv_cell(h) for h in self.header) + "\n"
+        yield "\t".join(self.header) + "\n"
         for row in self.cells():
-            yield "\t".join(_tsv_cell(c) for c in row) + "\n"
+            yield "\t".join(c.replace("\t", " ") for c in row) + "\n"
         for n in self.notes:
-            yield f"# {_tsv_cell(n)}\n"
+            yield f"# {n}\n"
 
     def csv_chunks(self) -> Iterator[str]:
         buf = io.StringIO()
@@ -147,12 +147,6 @@ _LATEX = {
     "<": r"\textless{}",
     ">": r"\textgreater{}",
 }
-
-
-def _tsv_cell(text: str) -> str:
-    """One TSV cell on one line: a tab, newline or carriage return from a file (a note, a name)
-    would split the cell or the row, so it becomes a space."""
-    return text.replace("\t", " ").replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
 
 
 def latex_escape(text: str) -> str:
