@@ -505,10 +505,10 @@ def _umask() -> int:
     return mask
 
 
-def _temp_prefix(final: Path, pid: int | None = None) -> str:
+def _temp_prefix(final: Path) -> str:
     """Temporary files are named after their target and the writing process, so that one left by
     a killed process (``kill -9`` gives it no chance to clean up) is known and removed later."""
-    return f".{final.name}.rubric-{os.getpid() if pid is None else pid}-"
+    return f".{final.name}.rubric-{os.getpid()}-"
 
 
 def _remove_stale(final: Path) -> None:
