@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -304,3 +305,46 @@ def test_llm_option_ranges(cli, user_error, tmp_path, command, option, value, me
         cli(*args, "-m", "m", "--base-url", "http://127.0.0.1:9/v1", option, value, "-o", out), message
     )
     assert not out.exists()
+
+
+# --- the response cache: another schema is refused, a damaged value is asked again ---------
+
+
+def _grade(cli, srv, tmp_path, out):
+    passages = passages_file(tmp_path / "p.jsonl.gz", ["bees collect nectar", "ants dig"])
+    bank = one_item_bank(tmp_path / "bank.jsonl")
+    return cli(
+        "grade", passages, "--bank", bank, "-p", SELF, "--backend", "openai", *llm(srv, tmp_path), "-o", out
+    )
+
+
+def test_a_sqlite_file_of_another_schema_is_refused(cli, user_error, tmp_path):
+    cache = tmp_path / "cache.sqlite"
+    db = sqlite3.connect(cache)
+    db.execute("CREATE TABLE responses (id INTEGER, body TEXT)")
+    db.commit()
+    db.close()
+    with serve() as srv:
+        r = _grade(cli, srv, tmp_path, tmp_path / "out.jsonl")
+        assert not srv.requests
+    user_error(r, f"--cache {cache}: a sqlite file of another schema", "id, body", "give another --cache")
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_a_damaged_cached_value_is_asked_again_and_counted(cli, tmp_path):
+    with serve() as srv:
+        first = _grade(cli, srv, tmp_path, tmp_path / "first.jsonl")
+        assert first.returncode == 0, first.stderr
+        asked = len(srv.requests)
+        assert asked == 2
+        db = sqlite3.connect(tmp_path / "cache.sqlite")
+        keys = [k for (k,) in db.execute("SELECT key FROM responses ORDER BY key")]
+        db.execute("UPDATE responses SET value = '{\"answer\": [1' WHERE key = ?", (keys[0],))
+        db.execute("UPDATE responses SET value = '{\"probabilities\": 3}' WHERE key = ?", (keys[1],))
+        db.commit()
+        db.close()
+        again = _grade(cli, srv, tmp_path, tmp_path / "again.jsonl")
+        assert again.returncode == 0, again.stderr
+        assert len(srv.requests) == asked + 2  # both damaged values asked again
+    assert "2 pairs graded, 0 from cache" in again.stderr, again.stderr
+    assert (tmp_path / "again.jsonl").read_bytes() == (tmp_path / "first.jsonl").read_bytes()

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from rubric.bank.generate import Topic, build_items
 from rubric.bank.ids import check_kind
-from rubric.data.jsonl import read_bank, write_bank
+from rubric.data.jsonl import read_bank, read_banks, write_bank
 from rubric.data.models import NuggetItem, QuestionItem, TestBank
 from rubric.data.queries import read_queries
 from rubric.errors import UserError
@@ -56,7 +56,7 @@ def show_bank(path: Path, query: str | None = None, *, as_json: bool = False) ->
     A ``query`` the file does not hold is an error, not an empty listing (a typo would look
     like an empty bank).
     """
-    banks = list(read_bank(path))
+    banks = read_banks(path)
     if query is not None and not any(query in (b.query_id, bank_key(b)) for b in banks):
         raise UserError(f"--query {query}: not in {path} ({len(banks)} banks)")
     if not as_json:

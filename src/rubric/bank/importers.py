@@ -13,6 +13,7 @@ from typing import Any
 from rubric.bank.generate import Topic, build_items
 from rubric.bank.ids import check_kind
 from rubric.data.files import read_text, text_lines
+from rubric.data.json_line import load_json
 from rubric.data.jsonl import write_bank
 from rubric.data.models import NuggetItem, QuestionItem, TestBank
 from rubric.data.queries import read_queries
@@ -54,7 +55,7 @@ def read_plain(path: str | Path, kind: str) -> dict[str, list[tuple[str, dict[st
     out: dict[str, list[tuple[str, dict[str, Any]]]] = {}
     if content.lstrip().startswith(("{", "[")):
         try:
-            data = json.loads(content)
+            data = load_json(str(path), content)
         except json.JSONDecodeError as e:
             raise UserError(f"{path}:{e.lineno}: not valid JSON ({e.msg})") from None
         if isinstance(data, dict):
@@ -101,7 +102,7 @@ def read_tqa(
     """TQA lessons (``[{globalID, lessonName, questions: {nonDiagramQuestions: {...}}}]``)."""
     path = Path(path)
     try:
-        data = json.loads(read_text(path))
+        data = load_json(str(path), read_text(path))
     except json.JSONDecodeError as e:
         raise UserError(f"{path}:{e.lineno}: not valid JSON ({e.msg})") from None
     lessons = data if isinstance(data, list) else [data]

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from rubric.data.jsonl import read_bank, write_bank
+from rubric.data.jsonl import read_banks, write_bank
 from rubric.data.models import TestBank
 from rubric.errors import UserError
 
@@ -77,7 +77,7 @@ def split_banks(banks: Iterable[TestBank], secret: float, seed: int) -> Split:
 def split_bank_file(bank: Path, secret: float, seed: int, public_out: Path, secret_out: Path) -> Split:
     """`rubric bank split`: split the banks of ``bank`` into the two files (``secret`` is
     checked before the bank is read)."""
-    result = split_banks(read_bank(bank), secret, seed)
+    result = split_banks(read_banks(bank), secret, seed)
     write_bank(public_out, result.public)
     write_bank(secret_out, result.secret)
     return result

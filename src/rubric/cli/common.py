@@ -71,6 +71,22 @@ def _paths(value: Any) -> list[Path]:
     return [v for v in values if isinstance(v, Path)]
 
 
+def _named_paths(value: Any) -> list[Path]:
+    """Existing files an input given as text names: the text itself, or the PATH of NAME=PATH
+    (``evaluate meta`` tables). Any option may name a file as text; what exists on disk counts."""
+    import os
+
+    values = value if isinstance(value, list | tuple) else [value]
+    found: list[Path] = []
+    for v in values:
+        if not isinstance(v, str) or not v or "\0" in v:
+            continue
+        for candidate in (v, v.partition("=")[2]):
+            if candidate and os.path.lexists(candidate):
+                found.append(Path(candidate))
+    return found
+
+
 def updates_in_place(parameter: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Mark a command whose output is a new version of its input ``parameter`` (grading adds
     grades to a passages file, `bank edit` edits a bank), so ``-o`` may name that input: the
@@ -87,7 +103,11 @@ def guard_outputs(command: Callable[..., Any]) -> Callable[..., Any]:
     """Wrap a command so that, before it does any work, an output (a parameter typed
     :data:`~rubric.cli.options.OutputPath`) that is one of its input files (or another of its
     outputs) is refused with exit code 2: writing it would replace the input.
-    Only the input named by :func:`updates_in_place` may be the output.
+    Only the input named by :func:`updates_in_place` may be the output. Inputs are the path
+    parameters and the existing files that text parameters name (:func:`_named_paths`); an
+    output that cannot be written (a folder, a read-only folder) is refused too.
+    A command with several outputs writes them together (:func:`rubric.data.files.outputs_together`):
+    all or none.
 
     Applied to every command by :mod:`rubric.cli.main`, so no command can forget it.
     """
@@ -97,7 +117,7 @@ def guard_outputs(command: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(command)
     def guarded(*args: Any, **kwargs: Any) -> Any:
-        from rubric.data.files import check_output, same_output
+        from rubric.data.files import check_output, check_writable, outputs_together, same_output
         from rubric.errors import UserError
 
         values = signature.bind_partial(*args, **kwargs).arguments
@@ -107,13 +127,21 @@ def guard_outputs(command: Callable[..., Any]) -> Callable[..., Any]:
             if name == in_place:
                 continue
             hint = hints.get(name)
-            side = outputs if is_output(hint) else inputs
-            side.extend((_label(signature.parameters[name], hint), p) for p in _paths(value))
+            label = _label(signature.parameters[name], hint)
+            if is_output(hint):
+                outputs.extend((label, p) for p in _paths(value))
+            else:
+                inputs.extend((label, p) for p in [*_paths(value), *_named_paths(value)])
         for i, (label, path) in enumerate(outputs):
             check_output(path, inputs, name=label)
             for other_label, other in outputs[:i]:
                 if same_output(path, other):
                     raise UserError(f"{label} {path}: is also the output of {other_label}")
-        return command(*args, **kwargs)
+        for _, path in outputs:
+            check_writable(path)
+        if len(outputs) < 2:
+            return command(*args, **kwargs)
+        with outputs_together():
+            return command(*args, **kwargs)
 
     return guarded

@@ -21,7 +21,7 @@ import typer
 from rubric import __version__
 from rubric.cli import bank, convert, evaluate, grade, prompts, verify
 from rubric.cli.common import guard_outputs, phase_app
-from rubric.errors import UserError
+from rubric.errors import UserError, printable
 
 PHASES = {
     "convert": convert,
@@ -97,8 +97,8 @@ def main() -> None:
     signal.signal(signal.SIGTERM, _terminate)
     try:
         code = app(standalone_mode=False)
-    except UserError as e:
-        print(f"rubric: error: {e}", file=sys.stderr)
+    except UserError as e:  # a message may quote a file: its control characters are shown, not run
+        print(f"rubric: error: {printable(str(e))}", file=sys.stderr)
         sys.exit(UserError.exit_code)
     except typer.TyperException as e:
         _command_line_error(e)
@@ -107,6 +107,11 @@ def main() -> None:
     except Terminated:
         print("rubric: terminated", file=sys.stderr)
         sys.exit(143)
+    except RecursionError:  # the readers name the file; this is the net under them
+        from rubric.data.json_line import TOO_DEEP
+
+        print(f"rubric: error: an input is {TOO_DEEP}", file=sys.stderr)
+        sys.exit(UserError.exit_code)
     except BrokenPipeError:  # `rubric ... | head`
         _quiet_stdout()
         sys.exit(0)

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from rubric.data.files import iter_lines
+from rubric.data.json_line import load_json
 from rubric.errors import UserError
 
 ID_FIELDS = ("docid", "id", "doc_id", "pid", "_id", "segment_id")
@@ -46,7 +47,7 @@ def load_texts(paths: Iterable[str | Path], wanted: set[str] | None = None) -> d
                 is_json = line.lstrip().startswith("{")
             if is_json:
                 try:
-                    rec = json.loads(line)
+                    rec = load_json(f"{path}:{line_no}", line)
                 except json.JSONDecodeError as e:
                     raise UserError(f"{path}:{line_no}: not valid JSON ({e.msg})") from None
                 if not isinstance(rec, dict):

@@ -20,11 +20,16 @@ Output (:func:`open_output`; every writer uses it):
 * An output must not be one of the command's inputs (:func:`check_output`): ``-o`` naming an
   input would replace it.
 * A failed write is one :class:`UserError` naming the path and the operating system's reason.
+* A command with several outputs writes them together (:func:`outputs_together`): each goes to
+  its temporary file, and they are renamed into place only once all are complete, so a failure
+  leaves none of them written.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
+import errno
 import gzip
 import io
 import os
@@ -33,7 +38,7 @@ import stat
 import sys
 import tempfile
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO
 
@@ -399,6 +404,25 @@ def _text_output(sink: _Sink, compress: bool) -> Iterator[IO[str]]:
 
 
 @contextlib.contextmanager
+def _binary_output(sink: _Sink, compress: bool) -> Iterator[IO[bytes]]:
+    """Bytes (a figure) straight to the sink through a buffer; ``compress`` is never asked for."""
+    buffered = io.BufferedWriter(sink, BUFFER)
+    try:
+        yield buffered
+        buffered.flush()
+        buffered.detach()
+        sink.sync()
+    except BaseException:
+        sink.discard = True
+        with contextlib.suppress(Exception):
+            buffered.close()
+        raise
+
+
+Layers = Callable[[_Sink, bool], contextlib.AbstractContextManager[IO]]
+
+
+@contextlib.contextmanager
 def _signals_deferred() -> Iterator[None]:
     """Hold SIGINT/SIGTERM for a few statements (creating or renaming the temporary file), so
     that the handler never runs between an OS call and the bookkeeping that cleans up after it."""
@@ -440,20 +464,20 @@ def writes_in_place(path: PathLike) -> bool:
 
 
 @contextlib.contextmanager
-def _write_in_place(path: PathLike, compress: bool) -> Iterator[IO[str]]:
+def _write_in_place(path: PathLike, compress: bool, layers: Layers = _text_output) -> Iterator[IO]:
     stream = _STD_STREAMS.get(str(path))
     if stream is not None:
         std = sys.stdout if stream == "stdout" else sys.stderr
         std.flush()  # what was printed before comes first
         name = "standard output" if is_stdio(path) else path
-        with _text_output(_Sink(std.buffer, name, fsync=False), compress) as f:
+        with layers(_Sink(std.buffer, name, fsync=False), compress) as f:
             yield f
         return
     try:
         target = open(path, "wb", buffering=0)
     except OSError as e:
         raise _write_error(path, e) from None
-    with target, _text_output(_Sink(target, path, fsync=False), compress) as f:
+    with target, layers(_Sink(target, path, fsync=False), compress) as f:
         yield f
 
 
@@ -481,9 +505,96 @@ def _umask() -> int:
     return mask
 
 
+def _temp_prefix(final: Path) -> str:
+    """Temporary files are named after their target and the writing process, so that one left by
+    a killed process (``kill -9`` gives it no chance to clean up) is known and removed later."""
+    return f".{final.name}.rubric-{os.getpid()}-"
+
+
+def _remove_stale(final: Path) -> None:
+    """Remove the temporary files of ``final`` left by processes of this machine that are gone."""
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(final.parent):
+            name = entry.name
+            head = f".{final.name}.rubric-"
+            if not (name.startswith(head) and name.endswith(".tmp")):
+                continue
+            pid = name[len(head) :].partition("-")[0]
+            if pid.isdigit() and not _alive(int(pid)):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's process
+    return True
+
+
+class _Together:
+    """The outputs of one command written together: complete temporary files waiting for their
+    rename until every output is complete (:func:`outputs_together`)."""
+
+    def __init__(self) -> None:
+        self.pending: list[tuple[str, Path, PathLike, list[Path]]] = []  # tmp, final, name, folders
+
+    def commit(self) -> None:
+        with _signals_deferred():
+            while self.pending:
+                tmp, final, name, _ = self.pending.pop(0)
+                try:
+                    os.replace(tmp, final)
+                except OSError as e:
+                    self.abort()
+                    with contextlib.suppress(OSError):
+                        os.unlink(tmp)
+                    raise _write_error(name, e) from None
+
+    def abort(self) -> None:
+        with _signals_deferred():
+            for tmp, _, _, created in self.pending:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                for folder in reversed(created):
+                    with contextlib.suppress(OSError):
+                        folder.rmdir()
+            self.pending.clear()
+
+
+_together: contextvars.ContextVar[_Together | None] = contextvars.ContextVar("rubric_outputs", default=None)
+
+
 @contextlib.contextmanager
-def _write_replacing(path: PathLike, compress: bool) -> Iterator[IO[str]]:
-    """A regular file: a temporary file in the same folder, renamed over the target when complete."""
+def outputs_together() -> Iterator[None]:
+    """Within the block, every regular file written by the output rule waits, complete, in its
+    temporary file; all are renamed into place when the block ends without an error, none when it
+    raises (an error, Ctrl-C) or the process dies. For commands with several outputs: a failure
+    of the last must not leave the first written. An exit with a status (``SystemExit``: a
+    command that reports failures after writing its outputs) still writes them."""
+    batch = _Together()
+    token = _together.set(batch)
+    try:
+        yield
+    except SystemExit:
+        _together.reset(token)
+        batch.commit()
+        raise
+    except BaseException:
+        _together.reset(token)
+        batch.abort()
+        raise
+    _together.reset(token)
+    batch.commit()
+
+
+@contextlib.contextmanager
+def _write_replacing(path: PathLike, compress: bool, layers: Layers = _text_output) -> Iterator[IO]:
+    """A regular file: a temporary file in the same folder, renamed over the target when complete
+    (or when the :func:`outputs_together` block it belongs to ends)."""
     final = Path(os.path.realpath(path))  # a link stays a link: its target is replaced
     try:
         mode = final.stat().st_mode & 0o7777  # the replaced file keeps its permissions
@@ -496,15 +607,20 @@ def _write_replacing(path: PathLike, compress: bool) -> Iterator[IO[str]]:
     try:
         with _signals_deferred():
             try:
-                fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
+                _remove_stale(final)
+                fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(final), suffix=".tmp", dir=final.parent)
             except OSError as e:
                 raise _write_error(path, e) from None
-        with io.FileIO(fd, "wb") as raw, _text_output(_Sink(raw, path, fsync=True), compress) as f:
+        with io.FileIO(fd, "wb") as raw, layers(_Sink(raw, path, fsync=True), compress) as f:
             yield f
         with _signals_deferred():
             try:
                 os.chmod(tmp, mode)  # mkstemp creates 0600
-                os.replace(tmp, final)
+                batch = _together.get()
+                if batch is None:
+                    os.replace(tmp, final)
+                else:
+                    batch.pending.append((tmp, final, path, created))
             except OSError as e:
                 raise _write_error(path, e) from None
             tmp = None
@@ -538,6 +654,37 @@ def open_output(
     writer = _write_in_place if writes_in_place(path) else _write_replacing
     with writer(path, compress) as f:
         yield f
+
+
+def write_output_bytes(path: PathLike, data: bytes) -> None:
+    """Write bytes (a figure) to ``path`` by the output rule, as :func:`open_output` writes text."""
+    if not str(path):
+        raise UserError("'': not a file name")
+    writer = _write_in_place if writes_in_place(path) else _write_replacing
+    with writer(path, False, _binary_output) as f:
+        f.write(data)
+
+
+def check_writable(path: PathLike) -> None:
+    """Refuse, before any work, an output that cannot be written: a folder, or a file in a folder
+    this process may not write (the error a write would end with, said before the work)."""
+    if not str(path):
+        raise UserError("'': not a file name")
+    if writes_in_place(path):  # also refuses a folder
+        return
+    final = Path(os.path.realpath(path))
+    folder = final.parent
+    while not os.path.lexists(folder) and folder != folder.parent:
+        folder = folder.parent  # missing folders are created in the first existing one
+    if not os.path.isdir(folder):
+        raise UserError(f"{path}: cannot write ({folder} is not a folder)")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        try:
+            read_only = bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+        except OSError:
+            read_only = False
+        reason = os.strerror(errno.EROFS if read_only else errno.EACCES)
+        raise UserError(f"{path}: cannot write ({reason})")
 
 
 # The former name, kept for callers written before the output rule covered streams.

@@ -42,7 +42,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from rubric.data.files import PathLike, iter_lines, rereadable
-from rubric.data.json_line import describe_validation_error, parse_json_line
+from rubric.data.json_line import describe_validation_error, id_text, parse_json_line
 from rubric.data.models import FullParagraphData, QueryWithFullParagraphList
 from rubric.data.query_selection import QuerySelection
 from rubric.data.select import DIRECT, GradeKind
@@ -337,7 +337,7 @@ def parse_passages_line(path: PathLike, line_no: int, line: str) -> tuple[str, A
     obj = parse_json_line(path, line_no, line)
     if not (isinstance(obj, list) and len(obj) == 2 and isinstance(obj[1], list)):
         raise UserError(f"{path}:{line_no}: {LINE_SHAPE}")
-    return str(obj[0]), obj[1]
+    return id_text(f"{path}:{line_no}", "the query id", obj[0]), obj[1]
 
 
 LineParser = Callable[[PathLike, int, str], tuple[str, Any]]

@@ -175,6 +175,15 @@ def read_bank(path: str | Path, name: str | Path | None = None) -> Iterator[Test
     return unique_banks(shown, parse_lines(shown, iter_json_lines(path, name), TestBank.model_validate))
 
 
+def read_banks(path: str | Path) -> list[TestBank]:
+    """Every bank of a file that must hold some: an empty bank file is an error, not an empty
+    result (a command would otherwise exit 0 with empty outputs)."""
+    banks = list(read_bank(path))
+    if not banks:
+        raise UserError(f"{path}: holds no test bank (an empty file)")
+    return banks
+
+
 def write_bank(path: str | Path, banks: Iterable[TestBank]) -> int:
     return write_json_lines(path, banks)
 

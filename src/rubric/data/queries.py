@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 from rubric.data.files import open_output, read_text, text_lines
+from rubric.data.json_line import load_json
 from rubric.errors import UserError
 
 ID_FIELDS = ("qid", "query_id", "id", "topic_id", "_id")
@@ -93,7 +94,7 @@ def _is_record(pairs: _Pairs) -> bool:
 
 def _parse_json(path: Path, text: str) -> Queries:
     try:
-        whole = json.loads(text, object_pairs_hook=_Pairs)
+        whole = load_json(str(path), text, object_pairs_hook=_Pairs)
     except json.JSONDecodeError:
         whole = None  # JSON lines
     if isinstance(whole, _Pairs) and all(isinstance(v, str) for _, v in whole) and not _is_record(whole):
@@ -106,7 +107,7 @@ def _parse_json(path: Path, text: str) -> Queries:
     for line_no, line in text_lines(text):
         if line.strip():
             try:
-                records.append((f"{path}:{line_no}", json.loads(line)))
+                records.append((f"{path}:{line_no}", load_json(f"{path}:{line_no}", line)))
             except json.JSONDecodeError as e:
                 raise UserError(f"{path}:{line_no}: not valid JSON ({e.msg})") from None
     return _parse_records(path, records)

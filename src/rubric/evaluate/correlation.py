@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rubric.data.files import read_text, text_lines
+from rubric.data.json_line import load_json
 from rubric.data.query_selection import QuerySelection
 from rubric.data.trec import Qrels, Run, expand_paths, read_qrels, read_runs
 from rubric.errors import UserError
@@ -87,7 +88,7 @@ def read_official(path: str | Path, measure: str | None = None) -> Official:
     text = read_text(path)
     if text.lstrip().startswith("{"):
         try:
-            pairs = json.loads(text, object_pairs_hook=list)
+            pairs = load_json(str(path), text, object_pairs_hook=list)
         except json.JSONDecodeError as e:
             raise UserError(f"{path}:{e.lineno}: not JSON: {e.msg}") from None
         data: dict[str, float] = {}

@@ -64,10 +64,10 @@ def cover(
         notes = [absent_note(graded.absent(), source, "selected")]
         bank_source = "the bank"
         if bank is not None and not isinstance(bank, list):
-            from rubric.data.jsonl import read_bank
+            from rubric.data.jsonl import read_banks
 
             bank_source = str(bank)
-            bank = list(read_bank(bank))
+            bank = read_banks(bank)
         kind = resolve_kind(graded.survey.kinds, selection, source)
         if kind.prompt_type == DIRECT:
             raise UserError(

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from rubric.data.files import write_output
+from rubric.data.json_line import id_text
 from rubric.data.jsonl import iter_json_lines
 from rubric.data.query_selection import Queries, QuerySelection, absent_note
 from rubric.data.table import check_format
@@ -79,7 +80,7 @@ def iter_assigned(path: str | Path) -> Iterator[dict[str, Any]]:
                 raise UserError(f"{where}: missing field {name!r}")
         if not isinstance(rec["nuggets"], list) or not rec["nuggets"]:
             raise UserError(f"{where}: 'nuggets' must be a non-empty list")
-        key = (str(rec["run_id"]), str(rec["query_id"]))
+        key = (id_text(where, "run_id", rec["run_id"]), id_text(where, "query_id", rec["query_id"]))
         if key in seen:
             raise UserError(f"{where}: run {key[0]} query {key[1]} appears twice")
         seen.add(key)

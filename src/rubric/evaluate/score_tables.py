@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rubric.data.files import read_text
+from rubric.data.json_line import load_json
 from rubric.errors import UserError
 
 #: Columns of per-query TSVs that describe a row rather than score it (nuggets -o writes them).
@@ -102,10 +104,14 @@ class _Builder:
 
 
 def _number(text: str, where: str) -> float:
+    """A score: a finite number (NaN and infinity rank nowhere; `evaluate correlate` refuses them too)."""
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         raise UserError(f"{where}: expected a number, found {text!r}") from None
+    if not math.isfinite(value):
+        raise UserError(f"{where}: expected a finite number, found {text!r}")
+    return value
 
 
 def read_score_table(paths: str | Path | Iterable[str | Path], source: str | None = None) -> ScoreTable:
@@ -174,13 +180,13 @@ def _looks_trec_eval(lines: list[tuple[int, str]]) -> bool:
 
 def _read_ranks(path: Path, text: str, builder: _Builder) -> None:
     try:
-        data = json.loads(text)
+        data = load_json(str(path), text)
     except json.JSONDecodeError as e:
         raise UserError(f"{path}:{e.lineno}: not JSON: {e.msg}") from None
     if not isinstance(data, dict) or not data:
         raise UserError(f'{path}: expected {{"run": rank}}')
     for run, rank in data.items():
-        if not isinstance(rank, int | float) or isinstance(rank, bool):
+        if not isinstance(rank, int | float) or isinstance(rank, bool) or not math.isfinite(rank):
             raise UserError(f'{path}: expected {{"run": rank}} with numbers, found {rank!r} for {run}')
         builder.put(str(path), str(run), UNNAMED, "all", float(rank))
     builder.table.are_ranks = True

@@ -24,7 +24,7 @@ from typing import Any
 
 from rubric.data.answers import read_answers
 from rubric.data.files import input_identity, readable_again
-from rubric.data.jsonl import iter_json_lines, read_bank, read_passages, write_json_lines
+from rubric.data.jsonl import iter_json_lines, read_banks, read_passages, write_json_lines
 from rubric.data.models import NuggetItem, TestBank
 from rubric.data.queries import read_queries
 from rubric.errors import UserError, at_least
@@ -217,7 +217,7 @@ def assign_file(
     """
     at_least("--batch", batch, 1)
     llm.check()
-    banks = list(read_bank(bank))
+    banks = read_banks(bank)
     system_answers = read_answers_to_assign(answers, banks, bank)
     chosen = get_prompt(prompt, prompt_files)
     backend, responses = llm.backend()

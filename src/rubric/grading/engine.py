@@ -69,7 +69,8 @@ class PairFailure:
 class GradeStats:
     """What the end-of-run summary reports; adds up over shards and workers (:meth:`add`)."""
 
-    queries: int = 0  # in the output file (resumed ones included)
+    queries: int = 0  # in the output file (resumed and kept ones included)
+    kept_queries: int = 0  # copied through unchanged (in place, not selected)
     pairs: int = 0
     verifications: int = 0  # verification prompts of verify prompts (one per gold answer)
     cached: int = 0
@@ -87,6 +88,7 @@ class GradeStats:
             + f"{self.cached} from cache, {self.fallbacks} parse fallbacks "
             f"(generated to the end), {self.failures} failures"
             + (f", {self.resumed_queries} queries resumed" if self.resumed_queries else "")
+            + (f", {self.kept_queries} queries not selected kept as they were" if self.kept_queries else "")
             + (
                 f", {self.queries_without_items} queries with no bank items"
                 if self.queries_without_items
@@ -100,6 +102,7 @@ class GradeStats:
         for name in ("queries", "pairs", "verifications", "cached", "fallbacks", "failures"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.resumed_queries += other.resumed_queries
+        self.kept_queries += other.kept_queries
         self.queries_without_items += other.queries_without_items
         self.failed.extend(other.failed)
         self.kernels.extend(other.kernels)

@@ -19,7 +19,7 @@ from typing import Any
 from rubric.data.models import QueryWithFullParagraphList
 from rubric.errors import UserError
 from rubric.grading.engine import Engine, GradeStats, check_prompts, items_by_query
-from rubric.grading.runner import CHUNK_PAIRS, OutputLock, grade_file
+from rubric.grading.runner import CHUNK_PAIRS, Kept, OutputLock, grade_file
 from rubric.grading.shards import parse_shard, shard_of
 from rubric.prompting.prompts import Prompt, get_prompt
 
@@ -58,6 +58,7 @@ class GradeJob:
     use_cache: bool = True
     checkpoint_pairs: int = CHUNK_PAIRS
     query_ids: tuple[str, ...] | None = None  # grade only these queries (--query/--queries); None: all
+    keep_unselected: bool = False  # in place: queries not graded are copied to the output unchanged
 
     def __post_init__(self) -> None:
         """Option ranges fail when the job is made, before any file is read or model loaded."""
@@ -80,7 +81,7 @@ class GradeJob:
 
     def load(self) -> Loaded:
         """Prompts, bank items and query texts, every input checked before a model loads."""
-        from rubric.data.jsonl import read_bank
+        from rubric.data.jsonl import read_banks
         from rubric.llm.base import PairGrader
         from rubric.llm.registry import backend_class, check_model_fits
 
@@ -90,9 +91,7 @@ class GradeJob:
         # an unknown backend and prompts it cannot ask are errors before any model loads
         pairs_only = issubclass(backend_class(self.backend), PairGrader)
         if self.bank is not None:
-            banks = list(read_bank(self.bank))
-            if not banks:
-                raise UserError(f"{self.bank}: holds no test bank (an empty file)")
+            banks = read_banks(self.bank)
             items: dict[str, list] | None = items_by_query(banks)
             texts = {b.query_id: b.query_text for b in banks if b.query_text}
         else:
@@ -106,16 +105,25 @@ class GradeJob:
         return Loaded(prompts, items, texts)
 
     def passages_of(self, shard: str | None) -> Iterator[QueryWithFullParagraphList]:
-        """The queries of the passages file (of one shard), read one line at a time."""
+        """The queries of the passages file (of one shard) to grade, read one line at a time."""
+        for q in self.to_output(shard):
+            if not isinstance(q, Kept):
+                yield q
+
+    def to_output(self, shard: str | None) -> Iterator[QueryWithFullParagraphList | Kept]:
+        """What goes into the output, in file order: the queries to grade, and with
+        ``keep_unselected`` the others as :class:`~rubric.grading.runner.Kept`."""
         from rubric.data.jsonl import read_passages
 
         part = parse_shard(shard)
         wanted = None if self.query_ids is None else set(self.query_ids)
         for q in read_passages(self.passages):
-            if wanted is not None and q.queryId not in wanted:
-                continue
-            if part is None or shard_of(q.queryId, part[1]) == part[0]:
+            if (wanted is None or q.queryId in wanted) and (
+                part is None or shard_of(q.queryId, part[1]) == part[0]
+            ):
                 yield q
+            elif self.keep_unselected:
+                yield Kept(q)
 
     def absent_queries(self) -> list[str]:
         """Selected queries (``query_ids``) the passages file lacks; an error when it has none."""
@@ -199,7 +207,7 @@ def run_shard(
         )
         stats = grade_file(
             engine,
-            job.passages_of(shard),
+            job.to_output(shard),
             output,
             job.inputs,
             total_pairs=total,
@@ -207,6 +215,7 @@ def run_shard(
             chunk_pairs=job.checkpoint_pairs,
             report=report,
             lock=False,
+            selection=[sorted(job.query_ids or ()), shard] if job.keep_unselected else None,
         )
         stats.kernels.append(backend.kernel_summary())
         return stats

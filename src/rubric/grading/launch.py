@@ -43,9 +43,21 @@ def grade_job(
     Inputs that cannot be read twice (``-``, pipes) are copied once into a temporary folder,
     since the job reads them more than once. An output that is written in place (``-``, a fifo)
     gets the graded file when the run is complete; such a run keeps no partial file to resume.
-    """
-    from rubric.data.files import open_output, readable_again, writes_in_place
 
+    Grading in place (``output`` is the passages file) with a query selection or a shard keeps
+    the other queries as they are (``keep_unselected``); with workers or Ray, whose parts hold
+    only graded queries, that combination is refused before any work.
+    """
+    from rubric.data.files import is_input, open_output, readable_again, writes_in_place
+
+    if (job.query_ids is not None or shard is not None) and is_input(output, job.passages):
+        if devices is not None or workers or ray:
+            raise UserError(
+                f"-o {output}: grading the passages file in place with --query/--queries and "
+                "--devices/--workers/--ray would drop the queries not selected; grade without "
+                "workers, or write to another file"
+            )
+        job = replace(job, keep_unselected=True)
     with tempfile.TemporaryDirectory(prefix="rubric-grade-") as tmp:
         inputs = {f: getattr(job, f) for f in ("passages", "bank", "queries") if getattr(job, f) is not None}
         job = replace(job, **{f: readable_again(path, tmp) for f, path in inputs.items()})

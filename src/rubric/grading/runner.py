@@ -11,14 +11,21 @@ What keeps runs from mixing:
 - ``OUT.lock`` is held (``flock``) for the whole run: a second run on the same output stops at
   once with a :class:`UserError` (exit 2) instead of writing the same files.
 - The partial file's first line records the run's fingerprint: the input files (path, size,
-  modification time), the backend, model, prompts and options. A partial of other arguments is
-  refused (exit 2) with what differs and how to go on; it is never appended to or resumed into
-  the output.
+  digest of the content), the backend, model, prompts and options. A partial of other arguments
+  is refused (exit 2) with what differs and how to go on; one whose only difference is the
+  content of the inputs (edited since, even with the same size and modification time) is moved
+  aside (``.stale``) with a warning. It is never appended to or resumed into the output.
+- Each resumed line must be the graded form of its input query (same passage ids, in order);
+  a line that is not (forged, or of another input) is done again, with a warning.
 - A partial damaged after its header (a cut or binary line, e.g. a full disk) resumes from its
   last intact query, with a warning; a damaged header sets the file aside (``.damaged``).
 
 Queries with a failed pair are written to the output without the failed records but stay out
 of the partial file, so the rerun grades only them (their answered pairs come from the cache).
+
+Grading in place (``-o`` naming the passages file) with a query selection or a shard copies the
+queries that are not graded through unchanged (:class:`Kept`): they go into the partial file like
+graded ones, so the output holds every query of the input, in its order, with its earlier grades.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ import os
 import tempfile
 import warnings
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -43,14 +51,34 @@ PARTIAL_FORMAT = 2  # version of the partial file's header
 Report = Callable[[str], None]
 
 
+@dataclass(frozen=True)
+class Kept:
+    """A query of the input that this run does not grade but must keep (grading in place with a
+    query selection or a shard): written to the output as it was read, its grades untouched."""
+
+    query: QueryWithFullParagraphList
+
+
+KEPT_BYTES = 1 << 22  # kept lines waiting for the partial file, at most (memory stays bounded)
+
+
 def query_line(q: QueryWithFullParagraphList) -> str:
     """One line of the passages file, exactly as :func:`rubric.data.jsonl.write_passages` writes it."""
     return json.dumps(q.to_json(), ensure_ascii=False)
 
 
 def file_identity(path: Path) -> list[Any]:
-    st = path.stat()
-    return [str(path.resolve()), st.st_size, st.st_mtime_ns]
+    """What identifies an input for resuming: its path, size and a digest of its content (not its
+    modification time, which an edit in place may keep and a copy may not)."""
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            while chunk := f.read(1 << 20):
+                digest.update(chunk)
+        size = path.stat().st_size
+    except OSError as e:
+        raise UserError(f"{path}: cannot read ({e.strerror or e})") from None
+    return [str(path.resolve()), size, digest.hexdigest()]
 
 
 def _warn(message: str) -> None:
@@ -68,19 +96,31 @@ class OutputLock:
     def __init__(self, output: Path):
         self.output = output
         self.path = output.with_name(output.name + ".lock")
-        self._file: IO[str] | None = None
+        self._file: IO[bytes] | None = None
 
     def __enter__(self) -> OutputLock:
         import fcntl
 
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        created = not self.path.exists()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise UserError(f"{self.path.parent}: cannot create folder ({e.strerror or e})") from None
         while True:
-            f = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held until __exit__
+            try:
+                f = open(self.path, "a+b", buffering=0)  # noqa: SIM115 - held until __exit__
+            except OSError as e:
+                what = (
+                    "is a directory"
+                    if isinstance(e, IsADirectoryError)
+                    else f"cannot write ({e.strerror or e})"
+                )
+                raise UserError(f"{self.path}: {what}; the lock file of -o {self.output}") from None
             try:
                 fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 f.seek(0)
-                holder = f.read().strip()
+                holder = f.read().decode("utf-8", "replace").strip()
                 f.close()
                 raise UserError(
                     f"-o {self.output}: another `rubric grade` is writing this output"
@@ -93,9 +133,16 @@ class OutputLock:
             if same:
                 break
             f.close()  # the file was removed by a run that just finished: lock the new one
-        f.truncate(0)
-        f.write(str(os.getpid()))
-        f.flush()
+        try:
+            f.truncate(0)
+            f.write(str(os.getpid()).encode())
+        except OSError as e:  # a full disk: the pid is a courtesy, but say it and leave nothing
+            f.close()
+            if created:
+                self.path.unlink(missing_ok=True)
+            raise UserError(
+                f"{self.path}: cannot write ({e.strerror or e}); the lock file of -o {self.output}"
+            ) from None
         self._file = f
         return self
 
@@ -138,6 +185,14 @@ class PartialFile:
             )
             return
         if header != json.loads(self.header):
+            if self._only_inputs_differ(header):  # the inputs changed since: it cannot be finished
+                aside = self.path.with_name(self.path.name + ".stale")
+                os.replace(self.path, aside)
+                report(
+                    f"{self.path}: left by a run on other content of the input files (edited since); "
+                    f"moved to {aside}, starting over"
+                )
+                return
             raise UserError(self._other_run(header))
         offset = newline + 1
         line_no = 1
@@ -159,6 +214,12 @@ class PartialFile:
                 f.truncate(offset)
         self._size = offset
 
+    def _only_inputs_differ(self, header: dict[str, Any]) -> bool:
+        theirs = header.get("parts")
+        if not isinstance(theirs, dict) or set(theirs) != set(self.parts):
+            return False
+        return [name for name, digest in self.parts.items() if theirs[name] != digest] == ["inputs"]
+
     def _other_run(self, header: dict[str, Any]) -> str:
         theirs = header.get("parts") if isinstance(header.get("parts"), dict) else {}
         differ = [name for name, digest in self.parts.items() if theirs.get(name) != digest]
@@ -176,22 +237,45 @@ class PartialFile:
         """A new partial file holding only the header (when none was resumed)."""
         if self._size:
             return
-        with open(self.path, "w", encoding="utf-8") as f:
-            f.write(self.header + "\n")
+        try:
+            with open(self.path, "w", encoding="utf-8") as f:
+                f.write(self.header + "\n")
+        except OSError as e:
+            self.path.unlink(missing_ok=True)
+            raise UserError(f"{self.path}: cannot write ({e.strerror or e})") from None
         self._size = len(self.header.encode("utf-8")) + 1
 
     def append(self, lines: list[tuple[str, str]]) -> None:
         """Add finished (query id, line) pairs and sync them to disk."""
         if not lines:
             return
-        with open(self.path, "ab") as f:
-            for qid, line in lines:
-                data = line.encode("utf-8")
-                f.write(data + b"\n")
-                self.index[qid] = (self._size, len(data))
-                self._size += len(data) + 1
-            f.flush()
-            os.fsync(f.fileno())
+        try:
+            with open(self.path, "ab") as f:
+                for qid, line in lines:
+                    data = line.encode("utf-8")
+                    f.write(data + b"\n")
+                    self.index[qid] = (self._size, len(data))
+                    self._size += len(data) + 1
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError as e:  # a full disk: what was synced before resumes; a cut line is dropped
+            raise UserError(
+                f"{self.path}: cannot write ({e.strerror or e}); rerun to resume from the queries it holds"
+            ) from None
+
+    def matches(self, query: QueryWithFullParagraphList) -> bool:
+        """Whether the finished line of ``query`` is the graded form of this input query: the
+        same passages (ids, in order). A partial of another input that happens to carry the same
+        fingerprint (forged, copied, or an input edited without a trace) is not resumed."""
+        try:
+            with open(self.path, "rb") as f:
+                record = _json(_read(f, self.index[query.queryId]).encode("utf-8"))
+        except (OSError, UnicodeDecodeError, KeyError):
+            return False
+        if not (isinstance(record, list) and len(record) == 2 and isinstance(record[1], list)):
+            return False
+        ids = [p.get("paragraph_id") if isinstance(p, dict) else None for p in record[1]]
+        return record[0] == query.queryId and ids == [p.paragraph_id for p in query.paragraphs]
 
     def remove(self) -> None:
         self.path.unlink(missing_ok=True)
@@ -199,7 +283,7 @@ class PartialFile:
 
 def grade_file(
     engine: Engine,
-    queries: Iterable[QueryWithFullParagraphList],
+    queries: Iterable[QueryWithFullParagraphList | Kept],
     output: Path,
     inputs: list[Path],
     *,
@@ -208,30 +292,38 @@ def grade_file(
     chunk_pairs: int = CHUNK_PAIRS,
     report: Report | None = None,
     lock: bool = True,
+    selection: Any = None,
 ) -> GradeStats:
     """Grade ``queries`` into ``output`` with lock and resume; returns the run's statistics.
 
+    A :class:`Kept` query is written to the output unchanged (not graded).
+
     ``inputs`` are the files the queries came from (their identity is part of the fingerprint).
     ``report`` receives warnings (default: :func:`warnings.warn`). ``lock`` False: the caller
-    holds the :class:`OutputLock` already (taken before the model loaded).
+    holds the :class:`OutputLock` already (taken before the model loaded). ``selection`` (the
+    queries graded when others are :class:`Kept`) is part of the fingerprint: a partial that kept
+    a query must not be resumed by a run that grades it.
     """
     report = report or _warn
     with OutputLock(output) if lock else contextlib.nullcontext():
         fingerprint = {**engine.fingerprint(), "inputs": [file_identity(p) for p in inputs]}
+        if selection is not None:
+            fingerprint["selection"] = selection
         partial = PartialFile(output, fingerprint)
         partial.load(report)
         partial.start()
-        return _run(engine, queries, output, partial, total_pairs, progress_factory, chunk_pairs)
+        return _run(engine, queries, output, partial, total_pairs, progress_factory, chunk_pairs, report)
 
 
 def _run(
     engine: Engine,
-    queries: Iterable[QueryWithFullParagraphList],
+    queries: Iterable[QueryWithFullParagraphList | Kept],
     output: Path,
     partial: PartialFile,
     total_pairs: int | None,
     progress_factory: Callable[[int | None], Any] | None,
     chunk_pairs: int,
+    report: Report,
 ) -> GradeStats:
     stats = engine.stats
     resumed = dict(partial.index)
@@ -244,6 +336,8 @@ def _run(
     try:
         chunk: list[QueryWithFullParagraphList] = []
         size = 0
+        kept: list[tuple[str, str]] = []
+        kept_bytes = 0
 
         def flush() -> None:
             graded = engine.grade_chunk(chunk)
@@ -251,11 +345,27 @@ def _run(
             partial.append([(q, line) for q, line in lines if q not in engine.failed_queries])
             failed_lines.add([(q, line) for q, line in lines if q in engine.failed_queries])
 
-        for q in queries:
+        for item in queries:
+            q = item.query if isinstance(item, Kept) else item
             if q.queryId in seen:
                 raise UserError(f"query {q.queryId} occurs twice in the passages file")
             seen.add(q.queryId)
             order.append(q.queryId)
+            if q.queryId in resumed and not partial.matches(q):
+                del resumed[q.queryId]
+                report(
+                    f"{partial.path}: query {q.queryId} does not match the input (other passages); "
+                    "set aside, it is done again"
+                )
+            if isinstance(item, Kept):
+                stats.kept_queries += 1
+                if q.queryId not in resumed:
+                    kept.append((q.queryId, query_line(q)))
+                    kept_bytes += len(kept[-1][1])
+                    if kept_bytes >= KEPT_BYTES:
+                        partial.append(kept)
+                        kept, kept_bytes = [], 0
+                continue
             if q.queryId in resumed:
                 stats.resumed_queries += 1
                 if bar is not None:
@@ -268,6 +378,7 @@ def _run(
                 chunk, size = [], 0
         if chunk:
             flush()
+        partial.append(kept)
     finally:
         if bar is not None:
             bar.close()

@@ -19,6 +19,7 @@ from typing import Any
 
 from rubric.data.files import PathLike, atomic_write, iter_lines, rereadable
 from rubric.data.graded import LINE_SHAPE, peek_query_id, scan_order
+from rubric.data.json_line import id_text
 from rubric.data.jsonl import encode_line, iter_json_lines, parse_json_line
 from rubric.errors import UserError
 
@@ -41,7 +42,9 @@ def shard_of(query_id: str, n: int) -> int:
     return int(hashlib.md5(query_id.encode("utf-8")).hexdigest(), 16) % n + 1
 
 
-def merge_parts(parts: Sequence[Path], output: Path, order: Path | None = None) -> int:
+def merge_parts(
+    parts: Sequence[Path], output: Path, order: Path | None = None, *, selected: Sequence[str] | None = None
+) -> int:
     """Join graded parts into ``output``; a query in two parts is an error. Returns the query count.
 
     Streams: memory holds one line (one query), not the campaign. Without ``order`` the parts are
@@ -49,19 +52,24 @@ def merge_parts(parts: Sequence[Path], output: Path, order: Path | None = None) 
     file's), then the lines are written in that order: read from all parts side by side where
     each part holds its queries in that order (shards of one file do), else gathered through a
     temporary sqlite file on disk. Lines are written as :func:`json.dumps` writes the parsed line.
+    ``selected``: the parts hold only these queries of ``order`` (a run with a query selection).
     """
     if order is None:
         return _copy_parts(parts, output)
     with contextlib.ExitStack() as stack:
         copies = [stack.enter_context(rereadable(part)) for part in parts]  # read twice
-        return _merge_in_order(parts, copies, output, scan_order(order).ids, order)
+        wanted = scan_order(order).ids
+        if selected is not None:
+            chosen = set(selected)
+            wanted = [q for q in wanted if q in chosen]
+        return _merge_in_order(parts, copies, output, wanted, order)
 
 
 def _checked(part: Path, line_no: int, obj: Any) -> str:
     """The query id of a parsed line of a part."""
     if not (isinstance(obj, list) and len(obj) == 2):
         raise UserError(f"{part}:{line_no}: {LINE_SHAPE}")
-    return str(obj[0])
+    return id_text(f"{part}:{line_no}", "the query id", obj[0])
 
 
 def _copy_parts(parts: Sequence[Path], output: Path) -> int:

@@ -203,7 +203,7 @@ def run_workers(job: GradeJob, devices: Sequence[str], output: Path, report: Rep
             if user_errors:
                 raise UserError(user_errors[0])
             raise RuntimeError(f"a grading worker failed: {errors[0]}")
-        merge_parts(parts, output, job.passages)
+        merge_parts(parts, output, job.passages, selected=job.query_ids)
     if not total.failures:
         shutil.rmtree(folder)
     return total
@@ -279,7 +279,9 @@ def run_ray(
                     f.write(text)
         finally:
             ray.shutdown()
-        merge_parts([p if p.exists() else _failed(p) for p in parts], output, job.passages)
+        merge_parts(
+            [p if p.exists() else _failed(p) for p in parts], output, job.passages, selected=job.query_ids
+        )
     if not total.failures:
         shutil.rmtree(folder)
     return total

@@ -98,12 +98,14 @@ class BackendStats:
     retries: int = 0
     failures: int = 0
     fallbacks: int = 0
+    damaged: int = 0  # cached values that could not be read back: asked again
 
     def summary(self, model: str) -> str:
         """One line of what ``model`` was asked, every retry and failure counted."""
         return (
             f"LLM {model}: {self.prompts} prompts, {self.cached} from cache, {self.retries} retries, "
             f"{self.failures} failed"
+            + (f", {self.damaged} damaged cache values asked again" if self.damaged else "")
         )
 
 

@@ -82,6 +82,23 @@ def decode(value: Any) -> Answer:
     return Answer(value["answer"], value.get("probabilities"), value.get("score"))
 
 
+def decoded(value: Any) -> Answer | None:
+    """:func:`decode`, or None for a value that is not an answer (a damaged or foreign row):
+    the request is then asked again, as if it were not cached."""
+    try:
+        answer = decode(value)
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+        return None
+    probs = answer.probabilities
+    ok = isinstance(answer.text, str) and (
+        probs is None or (isinstance(probs, dict) and all(isinstance(p, int | float) for p in probs.values()))
+    )
+    return answer if ok and (answer.score is None or isinstance(answer.score, int | float)) else None
+
+
+COLUMNS = ["key", "value", "created"]
+
+
 class ResponseCache:
     """``get_many`` / ``put_many`` over a sqlite table of (key -> answer JSON)."""
 
@@ -96,9 +113,20 @@ class ResponseCache:
                 "CREATE TABLE IF NOT EXISTS responses "
                 "(key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL)"
             )
+            columns = [row[1] for row in self._db.execute("PRAGMA table_info(responses)")]
         except (sqlite3.Error, OSError) as e:
             reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-            raise UserError(f"--cache {self.path}: cannot open the response cache ({reason})") from None
+            raise UserError(
+                f"--cache {self.path}: cannot open the response cache ({reason}); move the file "
+                "aside or give another --cache"
+            ) from None
+        if columns != COLUMNS:
+            self._db.close()
+            raise UserError(
+                f"--cache {self.path}: a sqlite file of another schema, not a response cache of "
+                f"rubric-workbench (its responses table has columns {', '.join(columns)}); move "
+                "it aside or give another --cache"
+            )
 
     def get_many(self, keys: Sequence[str]) -> dict[str, Any]:
         """The cached values of those keys that are present."""
@@ -107,19 +135,33 @@ class ResponseCache:
         for i in range(0, len(unique), 500):
             chunk = unique[i : i + 500]
             marks = ",".join("?" * len(chunk))
-            for key, value in self._db.execute(
-                f"SELECT key, value FROM responses WHERE key IN ({marks})", chunk
-            ):
-                found[key] = json.loads(value)
+            try:
+                rows = self._db.execute(f"SELECT key, value FROM responses WHERE key IN ({marks})", chunk)
+                rows = rows.fetchall()
+            except sqlite3.Error as e:  # a damaged file
+                raise UserError(
+                    f"--cache {self.path}: cannot read the response cache ({e}); move it aside or "
+                    "give another --cache"
+                ) from None
+            for key, value in rows:
+                try:
+                    found[key] = json.loads(value)
+                except (TypeError, ValueError, RecursionError):  # damaged: :func:`decoded` says so
+                    found[key] = None
         return found
 
     def put_many(self, items: Iterable[tuple[str, Any]]) -> None:
         """Store values in one transaction (committed when this returns)."""
         rows = [(k, json.dumps(v, ensure_ascii=False), time.time()) for k, v in items]
         if rows:
-            with self._db:
-                self._db.execute("BEGIN")
-                self._db.executemany("INSERT OR REPLACE INTO responses VALUES (?, ?, ?)", rows)
+            try:
+                with self._db:
+                    self._db.execute("BEGIN")
+                    self._db.executemany("INSERT OR REPLACE INTO responses VALUES (?, ?, ?)", rows)
+            except sqlite3.Error as e:  # a full disk, a read-only file
+                raise UserError(
+                    f"--cache {self.path}: cannot write ({e}); the answers so far are kept"
+                ) from None
 
     def __len__(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
@@ -185,8 +227,10 @@ class CachedBackend:
         b = self.backend
         options = b.options()
         keys = [cache_key(b.name, b.model, options, t, kind) for t in texts]
-        known = self.cache.get_many(keys) if self.cache is not None else {}
-        results: list[Result | None] = [decode(known[k]) if k in known else None for k in keys]
+        stored = self.cache.get_many(keys) if self.cache is not None else {}
+        known = {k: a for k, a in ((k, decoded(v)) for k, v in stored.items()) if a is not None}
+        b.stats.damaged += len(set(keys)) - len(known) - sum(1 for k in set(keys) if k not in stored)
+        results: list[Result | None] = [known.get(k) for k in keys]
         b.stats.prompts += len(keys)
         b.stats.cached += len(keys) - results.count(None)
         deliver(on_results, [(i, r) for i, r in enumerate(results) if r is not None])

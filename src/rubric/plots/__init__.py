@@ -16,8 +16,6 @@ so the same input gives the same bytes. Files are written atomically.
 from __future__ import annotations
 
 import io
-import os
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -103,23 +101,11 @@ def render(fig, fmt: str) -> bytes:
 
 
 def write_bytes(path: str | Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` all at once or not at all (temporary file + rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    """Write ``data`` to ``path`` by the output rule of every file (:mod:`rubric.data.files`): all
+    at once or not at all, a link followed, a failure one error naming the path and the reason."""
+    from rubric.data.files import write_output_bytes
+
+    write_output_bytes(path, data)
 
 
 def svg_titles(svg: bytes, titles: dict[str, str]) -> bytes:

@@ -21,8 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rubric.bank.edit import EditReport, apply_edits
-from rubric.data.files import write_output
-from rubric.data.graded import ScatteredLines
+from rubric.data.files import rereadable, write_output
 from rubric.data.jsonl import read_bank, read_passages, write_bank, write_passages
 from rubric.data.labels import item_grades
 from rubric.data.models import (
@@ -33,7 +32,7 @@ from rubric.data.models import (
     SelfRating,
     TestBank,
 )
-from rubric.errors import UserError
+from rubric.errors import UserError, printable
 from rubric.verify.review import (
     HUMAN_LLM_PREFIX,
     HUMAN_PROMPT_CLASS,
@@ -56,7 +55,7 @@ class Conflict:
 
     def line(self) -> str:
         given = ", ".join(f"{who} {g}" for who, g in self.grades.items())
-        return f"conflict {self.query_id} {self.paragraph_id} {self.item_id}: {given}"
+        return printable(f"conflict {self.query_id} {self.paragraph_id} {self.item_id}: {given}", lines=False)
 
 
 @dataclass
@@ -147,21 +146,22 @@ def _grades_item(p: FullParagraphData, item: str) -> bool:
     return any(item in item_grades(g) for g in p.exam_grades or [])
 
 
-def apply_reviews(graded: str | Path, reviews: ReviewSet, output: str | Path) -> ApplyReport:
+def apply_reviews(
+    graded: str | Path, reviews: ReviewSet, output: str | Path, *, name: str | Path | None = None
+) -> ApplyReport:
     """Write ``graded`` with the reviewers' grade records to ``output`` (atomically, streaming).
 
     Every action must name a query, passage and item of ``graded`` (else a :class:`UserError`
     naming the action, and no output); conflicts between reviewers are collected, not errors.
-    The file is read once; one whose query lines are scattered is read again with its query
-    order (the output of the first attempt is dropped unwritten).
+    The lines of one query are merged wherever they are in the file (as every reader merges
+    them): a first pass reads the query ids. Messages name ``name`` (the user's name of a copy).
     """
-    try:
-        return _apply_reviews(graded, reviews, output, scan=False)
-    except ScatteredLines:
-        return _apply_reviews(graded, reviews, output, scan=True)
+    return _apply_reviews(graded, reviews, output, name or graded)
 
 
-def _apply_reviews(graded: str | Path, reviews: ReviewSet, output: str | Path, scan: bool) -> ApplyReport:
+def _apply_reviews(
+    graded: str | Path, reviews: ReviewSet, output: str | Path, name: str | Path
+) -> ApplyReport:
     report = ApplyReport()
     reviewers = set(reviews.reviewers)
     pending: dict[str, list[tuple[Cell, CellDecision]]] = {}
@@ -176,13 +176,13 @@ def _apply_reviews(graded: str | Path, reviews: ReviewSet, output: str | Path, s
 
     def queries() -> Iterator[QueryWithFullParagraphList]:
         seen: set[str] = set()
-        for q in read_passages(graded, scan=scan):
+        for q in read_passages(graded, name):
             seen.add(q.queryId)
             yield _apply_query(q, pending.get(q.queryId, []))
         missing = [(d.origin.index, d) for qid, ds in pending.items() if qid not in seen for _, d in ds]
         if missing:
             d = min(missing, key=lambda x: (order[x[1].origin.file], x[0]))[1]
-            raise UserError(f"{d.origin}: query {d.action.query_id} is not in {graded}")
+            raise UserError(f"{d.origin}: query {d.action.query_id} is not in {name}")
 
     def _apply_query(q: QueryWithFullParagraphList, decisions: list[tuple[Cell, CellDecision]]):
         passages = {p.paragraph_id: p for p in q.paragraphs}
@@ -194,11 +194,11 @@ def _apply_reviews(graded: str | Path, reviews: ReviewSet, output: str | Path, s
             _, pid, item = cell
             p = passages.get(pid)
             if p is None:
-                raise UserError(f"{d.origin}: passage {pid} is not in query {q.queryId} of {graded}")
+                raise UserError(f"{d.origin}: passage {pid} is not in query {q.queryId} of {name}")
             if not _grades_item(p, item):
                 items = _known_items(q) if items is None else items
                 if item not in items:
-                    raise UserError(f"{d.origin}: item {item} is not graded in query {q.queryId} of {graded}")
+                    raise UserError(f"{d.origin}: item {item} is not graded in query {q.queryId} of {name}")
             grade, llm_grade, prompt_type = _resolve(p, d)
             found.setdefault((pid, d.reviewer, prompt_type), {})[item] = (grade, d.action.note or "")
             by_cell.setdefault(cell, {})[d.reviewer] = grade
@@ -320,7 +320,10 @@ def closing_lines(reviews: ReviewSet, report: ApplyReport, summary: str | Path |
         lines.append(
             f"{len(report.conflicts)} cells graded differently by reviewers (each reviewer's grade is kept)"
         )
-    lines += [f"note {note.reviewer} {note.where}: {note.text}" for note in reviews.notes[:20]]
+    lines += [
+        printable(f"note {note.reviewer} {note.where}: {note.text}", lines=False)
+        for note in reviews.notes[:20]
+    ]
     if len(reviews.notes) > 20:
         lines.append(f"... {len(reviews.notes) - 20} more notes{more_in}")
     return lines
@@ -341,24 +344,24 @@ def apply_review_files(
 
     Every check runs before anything is written (the arguments, then the graded file's sha256
     against each review's, then every bank edit against ``bank``), so a refused apply leaves no
-    half-written output; then the graded file, the edited bank and the summary are written in
-    that order, each announced as it is written.
+    half-written output; then the graded file, the edited bank and the summary are written (the
+    CLI writes them together: all of them, or none when one fails). The graded file may be a
+    pipe or ``-`` (it is copied once, since it is read twice).
     """
     if len(files) < 2:
         raise UserError("give one or more review files, then the graded file they review")
     *review_files, graded = files
     if (bank is None) != (bank_out is None):
         raise UserError("--bank and --bank-out go together: the bank to edit and where to write it")
-    if not graded.is_file():
-        raise UserError(f"{graded}: no such file")
     reviews = read_reviews(review_files)
-    for line in check_sources(reviews, graded, file_sha256(graded), force):
-        report(f"warning: {line}")
-    banks = None
-    if bank is not None:
-        banks = list(read_bank(bank))
-        check_bank_edits(banks, reviews)  # before anything is written
-    applied = apply_reviews(graded, reviews, output)
+    with rereadable(graded) as readable:  # read twice (its sha256, then the grades): a pipe is copied
+        for line in check_sources(reviews, graded, file_sha256(readable), force):
+            report(f"warning: {line}")
+        banks = None
+        if bank is not None:
+            banks = list(read_bank(bank))
+            check_bank_edits(banks, reviews)  # before anything is written
+        applied = apply_reviews(readable, reviews, output, name=graded)
     report(
         f"wrote {output}: {applied.records} HumanReview records"
         + (f" (replacing {applied.replaced} earlier ones)" if applied.replaced else "")

@@ -24,10 +24,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    TypeAdapter,
+    ValidationError,
+)
 
 from rubric.bank.edit import BankEdit
 from rubric.data.files import open_text
+from rubric.data.json_line import load_json
 from rubric.data.jsonl import describe_validation_error
 from rubric.errors import UserError
 
@@ -40,6 +49,16 @@ HUMAN_LLM_PREFIX = "human:"
 REVIEW_VERSION = 1
 
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+
+
+def _one_line_name(name: str) -> str:
+    if any(ord(c) < 32 or 127 <= ord(c) < 160 for c in name):
+        raise ValueError("must not hold control characters (a tab, a newline, an escape sequence)")
+    return name
+
+
+# A reviewer's name goes into grade records (llm human:NAME), TSV tables and the terminal.
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1), AfterValidator(_one_line_name)]
 
 
 class _Action(BaseModel):
@@ -126,7 +145,7 @@ class Review(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     version: Literal[1]
-    reviewer: Text
+    reviewer: Name
     source: Source
     created: str | None = None  # when the page exported it (ISO 8601)
     actions: list[Action] = Field(default_factory=list)
@@ -142,7 +161,7 @@ class _Envelope(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     version: int
-    reviewer: Text
+    reviewer: Name
     source: Source
     created: str | None = None
     actions: list[Any] = Field(default_factory=list)
@@ -191,7 +210,7 @@ def read_review(path: str | Path) -> Review:
     with open_text(path) as f:
         text = f.read()
     try:
-        obj = json.loads(text)
+        obj = load_json(str(path), text)
     except json.JSONDecodeError as e:
         raise UserError(f"{path}: not valid JSON ({e.msg}, line {e.lineno} column {e.colno})") from None
     return parse_review(obj, str(path))
