@@ -51,12 +51,23 @@ COMMANDS: dict[str, list[str]] = {
     "verify impact": ["{graded}", "-a", "{bank}", "-b", "{items.tsv}"],
     "verify html": ["{graded}", "--bank", "{bank}"],
     "verify apply": ["{review.json}", "{graded}", "--bank", "{bank}"],
+    "verify sample": ["{graded}", "--size", "2", "--bank", "{bank}"],
     "evaluate qrels": ["{graded}", "--bank", "{bank}"],
     "evaluate leaderboard": ["--qrels", "{qrels.txt}", "--run", "{run.alpha}", "-m", "P@5"],
     "evaluate cover": ["{graded}", "--bank", "{bank}"],
     "evaluate correlate": ["--official", "{t.tsv}", "--leaderboard", "{h.tsv}"],
     "evaluate compare": ["--qrels", "{qrels.txt}", "--run", "{run.alpha}", "-m", "P@5"],
     "evaluate nuggets": ["{assigned}"],
+    "evaluate estimate": [
+        "--graded",
+        "{graded}",
+        "--human",
+        "{qrels.txt}",
+        "--run",
+        "{run.alpha}",
+        "-m",
+        "P@5",
+    ],
     "evaluate meta": ["cond={t.tsv}", "-R", "{h.tsv}", "--queries", "{items.tsv}"],
 }
 
