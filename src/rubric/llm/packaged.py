@@ -116,7 +116,7 @@ def convert_gguf(source: Path, gguf_file: str, target: Path, install: str) -> Pa
         model = AutoModelForCausalLM.from_pretrained(source, gguf_file=gguf_file)
         # The weights are de-quantised to float32 on load; drop the GGUF marker that makes
         # save_pretrained refuse ("not serializable") so they are saved as plain safetensors.
-        model.hf_quantizer = None
+        model.hf_quantizer = None  # type: ignore[assignment]
         for attr in ("quantization_config", "_pre_quantization_dtype"):
             if hasattr(model.config, attr):
                 delattr(model.config, attr)
