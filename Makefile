@@ -30,8 +30,9 @@ test: venv
 	$(PYTEST)
 
 # The quick loop while working: no test marked slow, no validation on real data.
+# LOWEST_SKIP: what test-lowest leaves out (see there).
 test-fast: venv
-	$(PYTEST) -m "not slow" --ignore=tests/validation
+	$(PYTEST) -m "not slow" --ignore=tests/validation $(LOWEST_SKIP)
 
 # The walkthrough on the bundled example (examples/tiny), offline, with the packaged models.
 # The LLM grading step uses every CPU core (DEMO_THREADS); `QUERIES=1 make demo` is a quicker look.
@@ -53,7 +54,10 @@ package-check: venv
 	PY=$(BIN)/python ./.ci/package-check
 
 # The lowest versions pyproject.toml allows for the direct dependencies (core and `hf`; torch is
-# the pinned CPU wheel, see .ci/lowest_constraints.py) in a venv of their own, then the fast tests.
+# the pinned CPU wheel, see .ci/lowest_constraints.py) in a venv of their own, then the fast tests
+# but the attention-path tests: their tiny random T5 gets other weights under other transformers
+# releases (seen with 4.56, 4.57.0 and 5.0.0), and their precondition (the eager model's grades
+# vary) then fails before anything is compared.
 LOWEST ?= .venv-lowest
 test-lowest: venv
 	rm -rf $(LOWEST)
@@ -64,4 +68,4 @@ test-lowest: venv
 	$(LOWEST)/bin/python -m pip install -q -c $(LOWEST)/constraints.txt -e '.[hf]' --group dev
 	$(LOWEST)/bin/python .ci/lowest_constraints.py --check hf
 	touch $(LOWEST)/.installed
-	$(MAKE) test-fast VENV=$(LOWEST)
+	$(MAKE) test-fast VENV=$(LOWEST) LOWEST_SKIP="--ignore=tests/llm/test_attention_paths.py"
