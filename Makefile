@@ -55,9 +55,9 @@ package-check: venv
 
 # The lowest versions pyproject.toml allows for the direct dependencies (core and `hf`; torch is
 # the pinned CPU wheel, see .ci/lowest_constraints.py) in a venv of their own, then the fast tests
-# but the attention-path tests: their tiny random T5 gets other weights under other transformers
-# releases (seen with 4.56, 4.57.0 and 5.0.0), and their precondition (the eager model's grades
-# vary) then fails before anything is compared.
+# but two whose tiny random T5 gets other weights under other transformers releases (seen with
+# 4.56, 4.57.0 and 5.0.0), so that a precondition on the random model's answers (the grades vary;
+# most answers stop at once) fails, not the comparison they make.
 LOWEST ?= .venv-lowest
 test-lowest: venv
 	rm -rf $(LOWEST)
@@ -68,4 +68,5 @@ test-lowest: venv
 	$(LOWEST)/bin/python -m pip install -q -c $(LOWEST)/constraints.txt -e '.[hf]' --group dev
 	$(LOWEST)/bin/python .ci/lowest_constraints.py --check hf
 	touch $(LOWEST)/.installed
-	$(MAKE) test-fast VENV=$(LOWEST) LOWEST_SKIP="--ignore=tests/llm/test_attention_paths.py"
+	$(MAKE) test-fast VENV=$(LOWEST) LOWEST_SKIP="--ignore=tests/llm/test_attention_paths.py \
+	    --deselect=tests/llm/test_hf_backends.py::test_seq2seq_fast_rating_equals_generation_on_2000_pairs"

@@ -303,8 +303,14 @@ class OpenAIChat(ChoiceRater):
         return Failure(cause)
 
     def _brief(self, e: Exception) -> str:
-        """The error's message on one line, without the client's "Error code: N - " prefix."""
-        text = re.sub(r"^Error code: \d+ - ", "", " ".join(str(e).split()))
+        """The error's message on one line, without the client's "Error code: N - " prefix: the
+        server's ``{"error": {"message": ...}}`` where the body has one (client releases differ in
+        how much of the body their own message repeats)."""
+        body = getattr(e, "body", None)
+        error = body.get("error", body) if isinstance(body, dict) else None
+        message = error.get("message") if isinstance(error, dict) else None
+        text = message if isinstance(message, str) and message.strip() else str(e)
+        text = re.sub(r"^Error code: \d+ - ", "", " ".join(text.split()))
         return self.redact(text)[:200]
 
 
