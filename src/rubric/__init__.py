@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time the names load
     from rubric.errors import UserError
     from rubric.evaluate.correlation import Correlation, correlate
     from rubric.evaluate.coverage import cover
+    from rubric.evaluate.estimate import EstimateReport, estimate
     from rubric.evaluate.leaderboards import leaderboard
     from rubric.evaluate.meta import meta_evaluate
     from rubric.evaluate.nuggets import NuggetReport, nugget_scores
