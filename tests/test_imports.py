@@ -27,6 +27,7 @@ HEAVY = ("torch", "transformers", "openai")
 #: import: the packages of one floor know nothing of each other). Every subpackage is on one floor.
 LAYERS: list[tuple[str, ...]] = [
     ("errors",),
+    ("extras",),  # the optional extras and the one-line error naming the pip command of each
     ("data",),  # file formats; label rules and kappa (verify and evaluate); RAG answer files
     ("llm", "prompting"),  # talking to models | prompt files and answer parsing
     ("convert", "bank"),  # phases 0 and 1
@@ -34,7 +35,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("evaluate",),  # phase 4
     ("plots",),  # figures: of evaluate's results (meta, assignment agreement) and of verify's counts
     ("verify",),  # phase 3: applies bank edits (bank.edit) and draws heatmaps (plots)
-    ("api", "rubric"),  # the public verbs that span phases; rubric/__init__ names them lazily
+    ("api",),  # the public verbs that span phases
+    ("rubric",),  # rubric/__init__ names the public API lazily (and for type checkers)
     ("cli",),
     ("__main__",),  # `python -m rubric`
 ]
@@ -167,7 +169,7 @@ def test_imports_point_down_the_layers():
     assert layer_violations(packages, LAYERS) == []
     # the phases' shared ground: prompts under bank and grading, labels/kappa/answers in data
     assert packages["bank"] <= {"errors", "data", "llm", "prompting"}
-    assert packages["grading"] <= {"errors", "data", "llm", "prompting"}
+    assert packages["grading"] <= {"errors", "extras", "data", "llm", "prompting"}
     assert "evaluate" not in packages["verify"]  # it reaches evaluate only through plots' figures
 
 

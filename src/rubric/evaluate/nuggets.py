@@ -212,7 +212,7 @@ def nugget_scores(assigned: str | Path, queries: Queries = None) -> NuggetReport
         Score(
             run=r.run_id,
             measure=m,
-            value=float("nan") if r.means[m] is None else r.means[m],
+            value=float("nan") if (mean := r.means[m]) is None else mean,
             per_query={
                 q.query_id: v for q in rows if q.run_id == r.run_id and (v := q.scores[m]) is not None
             },

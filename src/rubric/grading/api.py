@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from rubric.data.models import QueryWithFullParagraphList, TestBank
 from rubric.grading.engine import Engine, GradeStats, items_by_query
@@ -70,7 +70,7 @@ def grade(
     chosen = [prompts] if isinstance(prompts, (str, Prompt)) else list(prompts)
     loaded = [p if isinstance(p, Prompt) else get_prompt(p, files) for p in chosen]
     if isinstance(backend, str):
-        backend = make_backend(backend, model or default_model(backend), **backend_options)
+        backend = cast(Backend, make_backend(backend, model or default_model(backend), **backend_options))
     texts: dict[str, str] = {}
     items = None
     if bank is not None:

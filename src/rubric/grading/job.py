@@ -62,9 +62,12 @@ class GradeJob:
 
     def __post_init__(self) -> None:
         """Option ranges fail when the job is made, before any file is read or model loaded."""
-        from rubric.llm.registry import check_backend_options
+        from rubric.llm.packaged import check_installed
+        from rubric.llm.registry import backend_class, check_backend_options
 
         check_backend_options(self.backend_options)
+        backend_class(self.backend)  # an unknown backend, or one whose extra is not installed
+        check_installed(self.model_name)  # a packaged model whose weights package is not
         if self.checkpoint_pairs < 1:
             raise UserError(f"--checkpoint-pairs: must be at least 1, got {self.checkpoint_pairs}")
 

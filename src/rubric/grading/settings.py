@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rubric.errors import at_least
+from rubric.extras import require
 from rubric.llm.outcome import Outcome
 from rubric.llm.settings import ApiSettings, LocalSettings
 
@@ -65,6 +66,8 @@ class GradeSettings:
         from rubric.grading.job import GradeJob
         from rubric.grading.launch import grade_job
 
+        if self.ray:
+            require("ray", "--ray")
         selected = QuerySelection.from_options(self.query, subset)
         at_least("--workers", self.workers, 0)
         job = GradeJob(  # checks the ranges of the options

@@ -34,6 +34,7 @@ from typing import Any
 
 from rubric.data.files import atomic_write
 from rubric.errors import UserError
+from rubric.extras import load
 from rubric.grading.engine import GradeStats
 from rubric.grading.job import GradeJob, run_shard
 from rubric.grading.reaper import reaping_descendants
@@ -235,10 +236,7 @@ def run_ray(
     ``OUT.workers/`` and a rerun skips shards whose part is there. Ray retries a task whose node
     died. SIGINT and SIGTERM shut Ray down (cancelling the tasks) before the driver exits.
     """
-    try:
-        import ray
-    except ImportError:
-        raise UserError("--ray: Ray is not installed (pip install 'rubric-workbench[ray]')") from None
+    ray = load("ray", "ray", "--ray")
     folder = parts_folder(output)
     parts = [folder / f"part-{i}-of-{shards}.jsonl.gz" for i in range(1, shards + 1)]
     init: dict[str, Any] = {"include_dashboard": False, "configure_logging": False}

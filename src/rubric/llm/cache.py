@@ -136,8 +136,8 @@ class ResponseCache:
             chunk = unique[i : i + 500]
             marks = ",".join("?" * len(chunk))
             try:
-                rows = self._db.execute(f"SELECT key, value FROM responses WHERE key IN ({marks})", chunk)
-                rows = rows.fetchall()
+                query = f"SELECT key, value FROM responses WHERE key IN ({marks})"
+                rows = self._db.execute(query, chunk).fetchall()
             except sqlite3.Error as e:  # a damaged file
                 raise UserError(
                     f"--cache {self.path}: cannot read the response cache ({e}); move it aside or "

@@ -126,6 +126,6 @@ class HFQuestionAnswering(PairGrader):
                     score = float(start[a] + end[b])
                     if best is None or score > best:
                         best, span = score, (a, b)
-        if span is None or null > best:
+        if span is None or best is None or null > best:
             return ""
         return context[offsets[span[0]][0] : offsets[span[1]][1]].strip()

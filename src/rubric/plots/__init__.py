@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from rubric.errors import UserError
+from rubric.extras import load
 
-INSTALL_HINT = "pip install 'rubric-workbench[plot]'"
 FORMATS = ("png", "svg", "pdf")
 DPI = 100
 
@@ -48,11 +48,7 @@ METADATA: dict[str, dict[str, Any]] = {
 
 def require_matplotlib():
     """The matplotlib module, or a one-line error telling how to install it."""
-    try:
-        import matplotlib
-    except ImportError:
-        raise UserError(f"--plot needs matplotlib: {INSTALL_HINT}") from None
-    return matplotlib
+    return load("plot", "matplotlib", "--plot")
 
 
 def plot_format(path: str | Path) -> str:

@@ -46,7 +46,7 @@ HUMAN_PROMPT_CLASS = "HumanReview"
 HUMAN_LLM_PREFIX = "human:"
 """Their ``llm`` is ``human:<reviewer>``."""
 
-REVIEW_VERSION = 1
+REVIEW_VERSION: Literal[1] = 1
 
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 
