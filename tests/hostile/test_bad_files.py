@@ -51,6 +51,8 @@ COMMANDS = {
         "evaluate cover {graded} --prompt-class " + RATING + " --bank {bad} -o {out}",
     ),
     "evaluate nuggets": ("assigned", "evaluate nuggets {bad} -o {out}"),
+    "evaluate learn": ("graded", "evaluate learn {bad} -o {out}"),
+    "evaluate learn --judgments": ("qrels.txt", "evaluate learn {graded} --judgments {bad} -o {out}"),
 }
 SPOILS = ["empty", "binary", "truncated-gzip", "utf16", "latin1", "json-scalar", "json-nan", "cut-line"]
 # an empty file is a valid (empty) input of these, or the error it causes is about something else
