@@ -290,6 +290,81 @@ register_parser(
     )
 )
 
+
+@dataclass(frozen=True)
+class Deviation:
+    """A parse rule where we differ from the original tool (or UMBRELA) on purpose.
+
+    ``rule`` is the name docs/validation.md's deviations table lists it under (a test checks that
+    every one is there); ``parsers`` the parsers it concerns."""
+
+    rule: str
+    parsers: tuple[str, ...]
+    ours: str
+    original: str
+
+
+#: Every parse rule that differs from the original tool's or UMBRELA's (docs/validation.md).
+DEVIATIONS: tuple[Deviation, ...] = (
+    Deviation(
+        "self-rating other answers",
+        ("self_rating", "self_rating_tolerant", "rating_0_N"),
+        "an answer neither a digit 0-5 nor unanswerable ('42', 'before', '8') is 1, unanswerable 0",
+        "inverted: 0 and 1",
+    ),
+    Deviation(
+        "blank or punctuation-only answers",
+        ("extraction", "answer_key"),
+        "no answer (0)",
+        "an answer (1) unless empty",
+    ),
+    Deviation(
+        "unanswerable expressions with punctuation",
+        ("extraction", "self_rating", "answer_key"),
+        "'No.', '[\"no\"]' are unanswerable",
+        "answers",
+    ),
+    Deviation(
+        "ill-formed markers",
+        ("extraction", "answer_key"),
+        "any lone letter or roman numeral up to 4 letters, bracketed or with ')', '.', ':' "
+        "('Y', 'X.', '(N)', 'vi', 'A:') is no answer",
+        "only its generated choice markers (A-D, a-d, i-iv with ')', '()', '[]', '.')",
+    ),
+    Deviation(
+        "fuzzy unanswerable matching",
+        ("extraction", "self_rating", "answer_key"),
+        "per-word Porter stems, punctuation stripped, rapidfuzz ratio > 80 ('7 Answers' ~ 'no answer')",
+        "the whole text stemmed, fuzzywuzzy ratio (rounded) > 80, with its extra choice markers "
+        "('IVs' ~ 'iv')",
+    ),
+    Deviation(
+        "tolerant self-rating of a bare digit",
+        ("self_rating_tolerant",),
+        "'4' is 4 (the strict rule)",
+        "0 (its pattern needs text after the digit; the fallback is the inverted rule)",
+    ),
+    Deviation(
+        "fuzzy ratio at the threshold",
+        ("answer_key_v1",),
+        "rapidfuzz ratio > 80 (unrounded)",
+        "fuzzywuzzy ratio rounded to an integer > 80",
+    ),
+    Deviation(
+        "answer key matching",
+        ("answer_key",),
+        "EXAM++ 4.2.1: stopwords dropped, stems, edit distance below 20% of the longer text",
+        "AnswerKey2Verifier: exact stems (2+ letters) or fuzzy ratio > 80 (4+ letters)",
+    ),
+    Deviation(
+        "UMBRELA reasoning text",
+        ("umbrela",),
+        "the answer text alone is parsed",
+        "reasoning models' reasoning text is appended to the answer before parsing",
+    ),
+)
+
+
 _RATING_NAME = re.compile(r"rating_0_([1-9])")
 
 
