@@ -52,6 +52,10 @@ COMMANDS = {
     ),
     "evaluate nuggets": ("assigned", "evaluate nuggets {bad} -o {out}"),
     "evaluate learn": ("graded", "evaluate learn {bad} -o {out}"),
+    "evaluate representative --qrels": (
+        "qrels.txt",
+        "evaluate representative --qrels {bad} --run {run.alpha} -m P.5 -o {out}",
+    ),
     "evaluate learn --judgments": ("qrels.txt", "evaluate learn {graded} --judgments {bad} -o {out}"),
 }
 SPOILS = ["empty", "binary", "truncated-gzip", "utf16", "latin1", "json-scalar", "json-nan", "cut-line"]

@@ -106,6 +106,34 @@ def qrels_command(
     _notes(notes)
 
 
+@app.command("representative")
+def representative_command(
+    runs: opt.Runs,
+    qrels: opt.QrelsFile,
+    measure: str = typer.Option(..., "--measure", "-m", help=MEASURE_HELP),
+    level: opt.Level = 1,
+    complete: bool = typer.Option(
+        True, "--complete/--no-complete", help="trec_eval -c (as the original): a missing topic scores 0."
+    ),
+    top: int | None = typer.Option(None, "--top", min=1, help="Only the N most representative topics."),
+    name_from: opt.NameFrom = "tag",
+    output: opt.ReportPath = None,
+) -> None:
+    """Representative topics: each topic's ranking of the runs against the ranking over all topics.
+
+    Kendall's tau-b per topic, highest first (the original's leaderboard_repr_queries): the
+    topics that alone come closest to the full leaderboard, e.g. the first to review or judge.
+
+    Example: rubric evaluate representative --qrels rubric.qrels --run runs/ -m ndcg_cut.10 --top 5
+    """
+    from rubric.evaluate.representative import representative_output
+
+    done = representative_output(
+        qrels, runs, measure, level=level, complete=complete, top=top, name_from=name_from
+    )
+    _write(done, output)
+
+
 @app.command("learn")
 def learn_command(
     graded: Path = typer.Argument(..., help="Graded passages file (.jsonl or .jsonl.gz)."),
