@@ -35,6 +35,8 @@ COMMANDS = {
     "grade --bank": ("bank", "grade {passages} --bank {bad} -p " + RATING + " -o {out}"),
     "grade direct --queries": ("queries.tsv", "grade direct {passages} -q {bad} -p Sun -o {out}"),
     "grade merge": ("graded", "grade merge {bad} -o {out}"),
+    "grade import": ("graded", "grade import {bad} --qrels {qrels.txt} -o {out}"),
+    "grade import --qrels": ("qrels.txt", "grade import {graded} --qrels {bad} -o {out}"),
     "verify grid": ("graded", "verify grid {bad} -o {out}"),
     "verify agreement --labels": (
         "qrels.txt",
