@@ -141,3 +141,32 @@ def test_no_human_labels_is_one_line(cli, user_error, tmp_path):
     user_error(
         cli("evaluate", "learn", graded, "-o", tmp_path / "o.qrels"), "holds no judgments", "--judgments"
     )
+
+
+def test_direct_prompts_as_features(cli, tmp_path):
+    """--features direct: each direct prompt's grade (and one-hot) is a feature; Sun and Thomas
+    grades that follow the label are learned from."""
+    path = tmp_path / "direct.jsonl.gz"
+    with gzip.open(path, "wt") as f:
+        for t in range(6):
+            passages = []
+            for k in range(12):
+                label = k % 3
+                grades = [
+                    {"correctAnswered": label > 0, "answer": str(g), "llm": "m", "self_ratings": g,
+                     "prompt_info": {"prompt_class": name}, "prompt_type": "direct_grading"}
+                    for name, g in (("Sun", int(label > 0)), ("Thomas", label))
+                ]  # fmt: skip
+                judged = [{"paragraphId": f"p{k}", "query": f"t{t}", "relevance": label}]
+                passages.append({
+                    "paragraph_id": f"p{k}", "text": "x", "paragraph": "",
+                    "paragraph_data": {"judgments": judged, "rankings": []}, "grades": grades,
+                })  # fmt: skip
+            f.write(json.dumps([f"t{t}", passages]) + "\n")
+    out = tmp_path / "learned.qrels"
+    r = cli("evaluate", "learn", path, "--features", "direct", "--folds", "3", "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert "(7 features, extra-trees, feature set direct)" in r.stderr  # Sun 1+2, Thomas 1+3
+    assert "never graded: FagB, FagB_few, HELM, Sun_few" in r.stderr
+    rows = [line.split() for line in out.read_text().splitlines()]
+    assert len(rows) == 72 and all(int(rel) == int(d[1:]) % 3 for _, _, d, rel in rows)
