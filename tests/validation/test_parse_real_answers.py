@@ -73,7 +73,7 @@ def _deviation(answer: str, theirs: int, ours: int, rated: bool) -> str:
     """The rule of docs/validation.md's deviations table that explains a differing grade."""
     import string
 
-    from rubric.grading.phrases import UNANSWERABLE_EXPRESSIONS
+    from rubric.prompting.phrases import UNANSWERABLE_EXPRESSIONS
 
     if rated:
         assert (theirs, ours) == (0, 1) and not is_unanswerable(answer), answer
@@ -93,7 +93,7 @@ def _deviation(answer: str, theirs: int, ours: int, rated: bool) -> str:
 
 def test_every_differing_grade_on_the_llmjudge_answers_is_a_documented_deviation(shared):
     """Dev and test (461,994 stored answers): 883 grades differ, each one a documented rule."""
-    from rubric.grading.parse import DEVIATIONS
+    from rubric.prompting.parse import DEVIATIONS
 
     paths = [
         shared("rubric-llm-judge", "all-ExtraTrees", "dev.jsonl.gz"),

@@ -37,10 +37,10 @@ from pathlib import Path
 from typing import Any
 
 from rubric.data.graded import GradedFile, QueryRecord
+from rubric.data.kappa import kappa_from_counts
 from rubric.data.query_selection import QuerySelection
 from rubric.data.trec import read_qrels, write_qrels
 from rubric.errors import UserError
-from rubric.evaluate.kappa import kappa_from_counts
 
 #: The prompt classes of each feature set and the grades each can give (the original's sets).
 SELF_RATED_CLASSES = {

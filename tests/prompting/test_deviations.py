@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rubric.grading.parse import DEVIATIONS, get_parser
+from rubric.prompting.parse import DEVIATIONS, get_parser
 
 VALIDATION = Path(__file__).resolve().parents[2] / "docs" / "validation.md"
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from rubric.grading.parse import get_parser
-from rubric.grading.prompts import get_prompt
+from rubric.prompting.parse import get_parser
+from rubric.prompting.prompts import get_prompt
 
 ANSWERS = Path(__file__).parent.parent / "fixtures" / "umbrela" / "answers.json"
 
