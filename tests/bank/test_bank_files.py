@@ -39,7 +39,7 @@ def test_import_writes_banks_with_texts_and_importance(bank: Path):
 def test_import_refuses_a_bad_format_and_an_empty_source(tmp_path: Path):
     source = tmp_path / "empty.json"
     source.write_text("{}")
-    with pytest.raises(UserError, match="--format: expected list or tqa, got 'csv'"):
+    with pytest.raises(UserError, match="--format: expected list, tqa or genq, got 'csv'"):
         import_bank(source, tmp_path / "out.jsonl", fmt="csv")
     with pytest.raises(UserError, match="empty.json: no nuggets found"):
         import_bank(source, tmp_path / "out.jsonl", kind="nuggets")

@@ -15,7 +15,7 @@ from rubric.cli.main import PHASES
 
 # Every parameter that names a file a command writes (the output guard refuses inputs there).
 WRITTEN = {"output", "queries_out", "needs_grading", "bank_out", "public_out", "secret_out", "summary",
-           "per_topic", "plot", "passages_out", "html_out"}  # fmt: skip
+           "per_topic", "plot", "passages_out", "html_out", "scatter"}  # fmt: skip
 
 
 def commands():

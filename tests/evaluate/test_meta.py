@@ -285,3 +285,27 @@ def test_conditions_with_different_measures_share_one_table(tmp_path):
     assert "qrels: no cover@10 scores; no row for it" in report.notes
     with pytest.raises(UserError, match="no scores for measure 'map'"):
         meta_evaluate([("qrels", qrels), ("cover", cover)], human, ["map"], "ndcg_cut.10", resamples=0)
+
+
+def test_cli_scatter_tsv_holds_the_figures_points(cli, user_error, tmp_path):
+    """--scatter: every (run, topic) pair of both tables and the runs' scores (query all), the
+    values read back equal to the two score tables."""
+    human, strict = _tiny_tables(cli, tmp_path)
+    out = tmp_path / "scatter.tsv"
+    r = cli("evaluate", "meta", f"strict={strict}", "-R", f"human={human}", "-m", "P.5", "--resamples", "0",
+            "--scatter", out)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert f"wrote {out}" in r.stderr
+    rows = [line.split("\t") for line in out.read_text().splitlines()]
+    assert rows[0] == ["condition", "measure", "reference_measure", "run", "query", "evaluation", "reference"]
+    x, y = read_score_table(strict), read_score_table(human)
+    points = {(run, q): (float(a), float(b)) for _, _, _, run, q, a, b in rows[1:]}
+    assert len(points) == len(rows) - 1 == 3 * 5 + 3
+    for (run, q), (a, b) in points.items():
+        if q != "all":
+            xq, yq = x.per_query[x.resolve("P.5")], y.per_query[y.resolve("P.5")]
+            assert a == pytest.approx(xq[run][q]) and b == pytest.approx(yq[run][q])
+    assert {q for _, q in points} == {"q1", "q2", "q3", "q4", "q5", "all"}
+    user_error(
+        cli("evaluate", "meta", "a.jsonl", "-R", "b.jsonl", "--confusion", "--scatter", out), "--scatter"
+    )

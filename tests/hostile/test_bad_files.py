@@ -35,6 +35,8 @@ COMMANDS = {
     "grade --bank": ("bank", "grade {passages} --bank {bad} -p " + RATING + " -o {out}"),
     "grade direct --queries": ("queries.tsv", "grade direct {passages} -q {bad} -p Sun -o {out}"),
     "grade merge": ("graded", "grade merge {bad} -o {out}"),
+    "grade import": ("graded", "grade import {bad} --qrels {qrels.txt} -o {out}"),
+    "grade import --qrels": ("qrels.txt", "grade import {graded} --qrels {bad} -o {out}"),
     "verify grid": ("graded", "verify grid {bad} -o {out}"),
     "verify agreement --labels": (
         "qrels.txt",
@@ -51,6 +53,12 @@ COMMANDS = {
         "evaluate cover {graded} --prompt-class " + RATING + " --bank {bad} -o {out}",
     ),
     "evaluate nuggets": ("assigned", "evaluate nuggets {bad} -o {out}"),
+    "evaluate learn": ("graded", "evaluate learn {bad} -o {out}"),
+    "evaluate representative --qrels": (
+        "qrels.txt",
+        "evaluate representative --qrels {bad} --run {run.alpha} -m P.5 -o {out}",
+    ),
+    "evaluate learn --judgments": ("qrels.txt", "evaluate learn {graded} --judgments {bad} -o {out}"),
 }
 SPOILS = ["empty", "binary", "truncated-gzip", "utf16", "latin1", "json-scalar", "json-nan", "cut-line"]
 # an empty file is a valid (empty) input of these, or the error it causes is about something else

@@ -19,6 +19,8 @@ CASES = [
     ([*LB, "--digits", "-2"], "--digits"),
     ([*LB, "--digits", "99"], "--digits"),
     (["evaluate", "cover", "G", "-k", "0"], "--top-k"),
+    (["evaluate", "learn", "G", "-o", "O", "--folds", "1"], "--folds"),
+    (["evaluate", "representative", "--qrels", "Q", "--run", "R", "-m", "P.5", "--top", "0"], "--top"),
     (["evaluate", "cover", "G", "--min-grade", "9"], "--min-grade"),
     ([*SWEEP, "--level", "-3"], "--level"),
     ([*SWEEP, "--digits", "-5"], "--digits"),

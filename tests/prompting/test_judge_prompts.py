@@ -40,7 +40,7 @@ def test_llmjudge_answers_with_one_token_umbrela_does_not():
         ("It falls into relevance category 2.", 2),
         ("The passage is relevant.", 0),  # nothing to read: 0, as UMBRELA records it
         ("", 0),
-        ("3.5", 0),
+        ("3.5", 3),  # UMBRELA takes the digit inside the number
     ],
 )
 def test_umbrela_parser_on_real_looking_answers(answer, grade):

@@ -153,7 +153,7 @@ def test_self_rated_flags():
     rated = {n for n, p in shipped_prompts().items() if p.prompt_info.get("is_self_rated")}
     assert rated == {
         "QuestionSelfRatedUnanswerablePromptWithChoices", "NuggetSelfRatedPrompt", "Thomas",
-        "UMBRELA", "LLMJudge",
+        "UMBRELA", "LLMJudge", "QuestionSelfRatedPrompt", "QuestionSelfRatedPromptTolerant",
     }  # fmt: skip
 
 
@@ -189,6 +189,26 @@ def test_user_prompt_file_with_alias_and_choices(tmp_path):
             "prompt_info",
         ),
         ("name = = 1\n", "not a valid TOML prompt file"),
+        (
+            'name = "X"\nkind = "direct"\nparser = "yes_no"\ntemplate = "{query} {context}"\n'
+            "[decoding]\ntop_p = 3\n",
+            "[decoding] top_p must be a number from 0 to 1, got 3",
+        ),
+        (
+            'name = "X"\nkind = "direct"\nparser = "yes_no"\ntemplate = "{query} {context}"\n'
+            "[decoding]\nmax_tokens = 1.5\n",
+            "[decoding] max_tokens must be an integer",
+        ),
+        (
+            'name = "X"\nkind = "direct"\nparser = "yes_no"\ntemplate = "{query} {context}"\n'
+            "[decoding]\nseed = 1\n",
+            "[decoding] seed is unknown",
+        ),
+        (
+            'name = "X"\nkind = "direct"\nparser = "yes_no"\ntemplate = "{query} {context}"\n'
+            'system_api_only = "yes"\n',
+            "system_api_only must be true or false",
+        ),
     ],
 )
 def test_bad_prompt_files_name_the_file(tmp_path, body, fragment):

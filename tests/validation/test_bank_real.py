@@ -44,3 +44,27 @@ def test_show_edit_diff_on_the_dl20_nugget_bank(cli, shared, tmp_path):
     assert {q: v for q, v in original.items() if q != "940547"} == {
         q: v for q, v in edited.items() if q != "940547"
     }
+
+
+def test_genq_question_set_imports_as_the_original_loaded_it(cli, shared, tmp_path):
+    """naghmeh-questions.json (the original's --question-type genq input) imports without --format;
+    every question keeps the original loader's id query/facet/md5(question as written)."""
+    import hashlib
+    import json
+    import re
+
+    source = shared("rubric-workbench", "rubric-grading-workbench", "naghmeh-questions.json")
+    out = tmp_path / "genq.jsonl.gz"
+    r = cli("bank", "import", source, "-o", out)
+    assert r.returncode == 0, r.stderr
+    expected = {
+        f"{qid}/{fid}/{hashlib.md5(q.encode()).hexdigest()}": re.sub(r"^\d+\.\s+", "", q)
+        for qid, facets in json.loads(source.read_text()).items()
+        for fid, facet in facets.items()
+        for q in facet["questions"]
+        if len(re.sub(r"^\d+\.\s+", "", q)) > 1
+    }
+    banks = list(read_bank(out))
+    got = {i.item_id: i.item_text for b in banks for i in b.items}
+    assert got == expected
+    assert (len(banks), len(got)) == (132, 8878)

@@ -18,7 +18,8 @@ def test_umbrela_renders_the_zeroshot_bing_prompt(shared):
     assert reference["system_message"] == ""
     expected = reference["prefix_user"].format(query=QUERY, passage=PASSAGE)  # as umbrela renders it
     p = get_prompt("UMBRELA")
-    assert p.system is None
+    # the template's system message is empty; UMBRELA's GPT judge sends its own (run_gpt)
+    assert p.system == "You are a helpful assistant."
     assert p.render(query=QUERY, context=PASSAGE) == expected
 
 

@@ -67,3 +67,62 @@ def test_parsers_agree_with_the_original_outputs(shared):
         "NuggetExtractionPrompt",
     ):
         assert get_prompt(name).prompt_info == infos[name], name
+
+
+def _deviation(answer: str, theirs: int, ours: int, rated: bool) -> str:
+    """The rule of docs/validation.md's deviations table that explains a differing grade."""
+    import string
+
+    from rubric.prompting.phrases import UNANSWERABLE_EXPRESSIONS
+
+    if rated:
+        assert (theirs, ours) == (0, 1) and not is_unanswerable(answer), answer
+        return "self-rating other answers"
+    if (theirs, ours) == (0, 1):
+        return "fuzzy unanswerable matching"  # the original's extra choice markers
+    bare = answer.strip(string.whitespace + string.punctuation)
+    if not bare:
+        return "blank or punctuation-only answers"
+    if is_ill_formed(answer):
+        return "ill-formed markers"
+    if bare.lower() in UNANSWERABLE_EXPRESSIONS:
+        return "unanswerable expressions with punctuation"
+    assert is_unanswerable(answer), answer
+    return "fuzzy unanswerable matching"
+
+
+def test_every_differing_grade_on_the_llmjudge_answers_is_a_documented_deviation(shared):
+    """Dev and test (461,994 stored answers): 883 grades differ, each one a documented rule."""
+    from rubric.prompting.parse import DEVIATIONS
+
+    paths = [
+        shared("rubric-llm-judge", "all-ExtraTrees", "dev.jsonl.gz"),
+        shared("rubric-workbench", "rubric-llm-judge", "out-final", "questions-ExtraTrees", "ExtraTrees",
+               "test.jsonl.gz"),
+    ]  # fmt: skip
+    rating, extraction = get_parser("self_rating"), get_parser("extraction")
+    counts: Counter[str] = Counter()
+    for path in paths:
+        for g in _grades(path):
+            answers = dict(g["answers"])
+            if g["prompt_info"].get("is_self_rated"):
+                for sr in g["self_ratings"]:
+                    answer = answers[sr.get("question_id") or sr.get("nugget_id")]
+                    counts["answers"] += 1
+                    if (ours := rating.parse(answer)) != sr["self_rating"]:
+                        counts[_deviation(answer, sr["self_rating"], ours, True)] += 1
+            else:
+                correct = set(g["correctAnswered"])
+                for item_id, answer in g["answers"]:
+                    counts["answers"] += 1
+                    if (ours := extraction.parse(answer)) != (theirs := int(item_id in correct)):
+                        counts[_deviation(answer, theirs, ours, False)] += 1
+    assert counts == {
+        "answers": 461_994,
+        "self-rating other answers": 764,
+        "blank or punctuation-only answers": 98,
+        "unanswerable expressions with punctuation": 10,
+        "ill-formed markers": 9,
+        "fuzzy unanswerable matching": 2,
+    }
+    assert set(counts) - {"answers"} <= {d.rule for d in DEVIATIONS}

@@ -1,4 +1,5 @@
-"""Import human-made banks: TQA-style exam questions with answer keys, plain question/nugget lists.
+"""Import human-made banks: TQA-style exam questions with answer keys, plain question/nugget lists,
+and the original workbench's "genq" question sets (``{query: {facet: {title, facet, questions}}}``).
 
 Ids are computed from the text (:func:`rubric.bank.ids.item_id`) exactly as for generated banks,
 so a human list and a generated list of the same texts agree on ids.
@@ -6,7 +7,9 @@ so a human list and a generated list of the same texts agree on ids.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +62,8 @@ def read_plain(path: str | Path, kind: str) -> dict[str, list[tuple[str, dict[st
         except json.JSONDecodeError as e:
             raise UserError(f"{path}:{e.lineno}: not valid JSON ({e.msg})") from None
         if isinstance(data, dict):
+            if is_genq(data):
+                raise _GenqFound
             for qid, entries in data.items():
                 if not isinstance(entries, list):
                     raise UserError(f"{path}: query {qid}: expected a list of {kind}")
@@ -86,6 +91,71 @@ def read_plain(path: str | Path, kind: str) -> dict[str, list[tuple[str, dict[st
                 extra["importance"] = _importance(path, f"line {line_no}", cols[2])
         out.setdefault(cols[0].strip(), []).append((cols[1].strip(), extra))
     return out
+
+
+class _GenqFound(Exception):
+    """A list-format JSON file that is a genq question set (read by :func:`read_genq`)."""
+
+
+def is_genq(data: Any) -> bool:
+    """A genq question set: queries map to facets, each an object with a ``questions`` list."""
+    return (
+        isinstance(data, dict)
+        and bool(data)
+        and all(
+            isinstance(facets, dict)
+            and facets
+            and all(isinstance(f, dict) and "questions" in f for f in facets.values())
+            for facets in data.values()
+        )
+    )
+
+
+_ENUMERATION = re.compile(r"^\d+\.\s+")
+
+
+def read_genq(path: str | Path, test_collection: str = "") -> list[TestBank]:
+    """The original workbench's genq question set, one bank per query, as its loader read it:
+    each question without its leading "N. ", with the id ``query/facet/md5(question as written)``
+    (so grades of the original's files match), one-character questions dropped; the query text is
+    the facets' title, the facet id is kept on each item."""
+    path = Path(path)
+    try:
+        data = json.loads(read_text(path))
+    except json.JSONDecodeError as e:
+        raise UserError(f"{path}:{e.lineno}: not valid JSON ({e.msg})") from None
+    if not is_genq(data):
+        raise UserError(
+            f"{path}: not a genq question set ({{query: {{facet: {{title, facet, questions}}}}}})"
+        )
+    banks = []
+    for qid, facets in data.items():
+        items: list[QuestionItem | NuggetItem] = []
+        seen: set[str] = set()
+        title = ""
+        for facet_id, facet in facets.items():
+            questions = facet.get("questions")
+            if not isinstance(questions, list) or not all(isinstance(q, str) for q in questions):
+                raise UserError(f"{path}: query {qid} facet {facet_id}: questions must be a list of strings")
+            title = title or str(facet.get("title", ""))
+            for written in questions:
+                text = _ENUMERATION.sub("", written)
+                iid = f"{qid}/{facet_id}/{hashlib.md5(written.encode('utf-8')).hexdigest()}"
+                if len(text) > 1 and iid not in seen:
+                    seen.add(iid)
+                    items.append(
+                        QuestionItem(query_id=qid, question_id=iid, question_text=text, facet_id=facet_id)
+                    )
+        banks.append(
+            TestBank(
+                query_id=qid,
+                test_collection=test_collection,
+                query_text=title,
+                info={"generator": "rubric bank import", "source": str(path), "prompt_target": "questions"},
+                items=items,
+            )
+        )
+    return banks
 
 
 def _tqa_choice(q: dict) -> list[str]:
@@ -173,19 +243,31 @@ def import_bank(
 ) -> str:
     """`rubric bank import`: the banks of ``source`` written to ``output``; the summary line.
 
-    ``fmt`` is ``list`` (:func:`read_plain`, of ``kind``) or ``tqa`` (:func:`read_tqa`: always
-    questions, lesson titles as query texts unless ``queries`` gives them). A source without a
+    ``fmt`` is ``list`` (:func:`read_plain`, of ``kind``; a genq file is recognised as one),
+    ``tqa`` (:func:`read_tqa`: always questions, lesson titles as query texts unless ``queries``
+    gives them) or ``genq`` (:func:`read_genq`). A source without a
     single item is an error: an empty bank would only fail later, in grading.
     """
     texts = read_queries(queries) if queries else {}
+    if fmt == "list":
+        try:
+            entries = read_plain(source, check_kind(kind))
+        except _GenqFound:
+            fmt = "genq"
+    if fmt == "genq":
+        banks = read_genq(source, test_collection)
+        for bank in banks:
+            bank.query_text = texts.get(bank.query_id, bank.query_text)
+        if not any(b.items for b in banks):
+            raise UserError(f"{source}: no questions found")
+        write_bank(output, banks)
+        return f"wrote {len(banks)} banks ({sum(len(b.items) for b in banks)} questions, genq) to {output}"
     if fmt == "tqa":
         entries, titles = read_tqa(source, tqa_prefix)
         kind = "questions"
         texts = {**titles, **texts}
-    elif fmt == "list":
-        entries = read_plain(source, check_kind(kind))
-    else:
-        raise UserError(f"--format: expected list or tqa, got {fmt!r}")
+    elif fmt != "list":
+        raise UserError(f"--format: expected list, tqa or genq, got {fmt!r}")
     if not any(entries.values()):
         raise UserError(f"{source}: no {kind} found")
     banks = to_banks(entries, kind, texts, test_collection, source=str(source))

@@ -113,7 +113,8 @@ def import_(
         "list",
         "--format",
         help="list: TSV qid<TAB>text[<TAB>gold1|gold2 or importance], JSON {qid: [...]} or a JSON list "
-        "of records; tqa: TQA lessons JSON (questions with answer keys).",
+        "of records (a genq file is recognised); tqa: TQA lessons JSON (questions with answer keys); genq: "
+        "the original workbench's {query: {facet: {title, facet, questions}}} question sets.",
     ),
     kind: str = typer.Option("questions", "--kind", help="questions or nuggets (tqa is always questions)."),
     queries: Path = typer.Option(
@@ -125,7 +126,8 @@ def import_(
     test_collection: str = typer.Option("", "--test-collection", help="Recorded in each bank."),
     output: OutputPath = typer.Option(..., "--output", "-o", help="Bank file to write."),
 ) -> None:
-    """Import a human-made bank: TQA questions with answer keys, or plain question/nugget lists.
+    """Import a human-made bank: TQA questions with answer keys, genq question sets, or plain
+    question/nugget lists.
 
     Example: rubric bank import my-nuggets.tsv --kind nuggets -q queries.json -o nuggets.jsonl.gz
     """

@@ -106,6 +106,72 @@ def qrels_command(
     _notes(notes)
 
 
+@app.command("representative")
+def representative_command(
+    runs: opt.Runs,
+    qrels: opt.QrelsFile,
+    measure: str = typer.Option(..., "--measure", "-m", help=MEASURE_HELP),
+    level: opt.Level = 1,
+    complete: bool = typer.Option(
+        True, "--complete/--no-complete", help="trec_eval -c (as the original): a missing topic scores 0."
+    ),
+    top: int | None = typer.Option(None, "--top", min=1, help="Only the N most representative topics."),
+    name_from: opt.NameFrom = "tag",
+    output: opt.ReportPath = None,
+) -> None:
+    """Representative topics: each topic's ranking of the runs against the ranking over all topics.
+
+    Kendall's tau-b per topic, highest first (the original's leaderboard_repr_queries): the
+    topics that alone come closest to the full leaderboard, e.g. the first to review or judge.
+
+    Example: rubric evaluate representative --qrels rubric.qrels --run runs/ -m ndcg_cut.10 --top 5
+    """
+    from rubric.evaluate.representative import representative_output
+
+    done = representative_output(
+        qrels, runs, measure, level=level, complete=complete, top=top, name_from=name_from
+    )
+    _write(done, output)
+
+
+@app.command("learn")
+def learn_command(
+    graded: Path = typer.Argument(..., help="Graded passages file (.jsonl or .jsonl.gz)."),
+    output: OutputPath = typer.Option(..., "--output", "-o", help="Qrels file to write (learned labels)."),
+    judgments: Path | None = typer.Option(
+        None,
+        "--judgments",
+        help="Human qrels to learn from (default: the judgments in GRADED); only passages with a "
+        "human label are trained on, every passage is labelled.",
+    ),
+    features: str = typer.Option(
+        "all",
+        "--features",
+        help="Grades to learn from, the original's feature sets: all, questions "
+        "(QuestionSelfRatedUnanswerablePromptWithChoices), nuggets (NuggetSelfRatedPrompt), direct "
+        "(FagB, FagB_few, HELM, Sun, Sun_few, Thomas).",
+    ),
+    classifier: str = typer.Option(
+        "extra-trees", "--classifier", help="extra-trees or random-forest (the original's settings)."
+    ),
+    folds: int = typer.Option(5, "--folds", min=2, help="Cross-validation folds of topics."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the topic folds and the classifier."),
+) -> None:
+    """Learned labels: a classifier from each passage's grades to human relevance labels.
+
+    As TREMA-UNH's LLMJudge submission: features of all the passage's grades, ExtraTrees or
+    RandomForest. Cross-validated by topic (each fold's train and held-out kappa, and their mean,
+    on stderr), then trained on every labelled passage to label every passage of GRADED. Needs
+    scikit-learn (pip install 'rubric-workbench[learn]').
+
+    Example: rubric evaluate learn dev.jsonl.gz --judgments llm4eval_dev_qrel_2024.txt -o learned.qrels
+    """
+    from rubric.evaluate.learn import learn_file
+
+    options = {"feature_set": features, "method": classifier, "folds": folds, "seed": seed}
+    _notes(learn_file(graded, output, judgments=judgments, **options))
+
+
 @app.command("leaderboard")
 @opt.option_groups
 def leaderboard_command(

@@ -85,6 +85,48 @@ def direct_command(
     opt.finish(options.grade(passages, prompt, queries=queries, report=info))
 
 
+@app.command("import")
+def import_command(
+    graded: Path = typer.Argument(..., help="Graded (or pooled) passages file (.jsonl or .jsonl.gz)."),
+    qrels: opt.QrelsFile = ...,
+    output: OutputPath = typer.Option(..., "--output", "-o", help="Graded passages file to write."),
+    as_: str = typer.Option(
+        "grades",
+        "--as",
+        help="grades: a direct grade per judged passage (llm 'imported'); judgments: the passage's "
+        "judgments replaced by the label; both.",
+    ),
+    prompt_class: str = typer.Option(
+        "QrelImport", "--prompt-class", help="The imported grades' prompt_class (select them with it)."
+    ),
+    append_judgments: bool = typer.Option(
+        False, "--append-judgments", help="--as judgments/both: add the label to the passage's judgments."
+    ),
+    topics: Path | None = typer.Option(
+        None, "--topics", help="Query texts, recorded as the judgments' titleQuery. [default: none]"
+    ),
+) -> None:
+    """Import a qrels file's labels into a graded passages file, as grades or as judgments.
+
+    As the original's exam_import_judgments: other judges' labels (NIST, UMBRELA, learned) then
+    go through every report like a prompt's grades.
+
+    Example: rubric grade import graded.jsonl.gz --qrels umbrela.qrels --prompt-class UMBRELA-qrels -o g.jsonl
+    """
+    from rubric.grading.judgments import import_judgments_file
+
+    for line in import_judgments_file(
+        graded,
+        qrels,
+        output,
+        prompt_class=prompt_class,
+        as_=as_,
+        append_judgments=append_judgments,
+        topics=topics,
+    ):
+        info(line)
+
+
 @app.command("merge")
 def merge_command(
     parts: list[Path] = typer.Argument(..., help="Graded parts written with --shard i/n."),

@@ -12,6 +12,7 @@ import typer
 
 from rubric.cli import options as opt
 from rubric.cli.common import OptionalOutputPath, emit, info
+from rubric.errors import UserError
 from rubric.plots import check_plot
 
 
@@ -64,6 +65,12 @@ def meta_command(
         help="Also write each topic's Spearman and Kendall between the runs' orderings (TSV: "
         "condition, measure, query, runs, spearman, kendall; query 'all' = run level).",
     ),
+    scatter: OptionalOutputPath = typer.Option(
+        None,
+        "--scatter",
+        help="Also write the scatter's points as TSV (condition, measure, reference_measure, run, "
+        "query, evaluation, reference; query 'all' = the run's scores).",
+    ),
     plot: OptionalOutputPath = typer.Option(
         None,
         "--plot",
@@ -94,6 +101,8 @@ def meta_command(
     from rubric.evaluate.meta import MetaReport, meta_output
 
     check_plot(plot)  # a bad suffix or a missing matplotlib fails before any file is read
+    if confusion and scatter is not None:
+        raise UserError("--scatter: the points of runs and topics; not used with --confusion")
     result = meta_output(
         evaluations,
         reference,
@@ -114,6 +123,8 @@ def meta_command(
         info(note)
     if isinstance(result, MetaReport) and per_topic is not None:  # never with --confusion
         info(result.write_per_topic(per_topic))
+    if isinstance(result, MetaReport) and scatter is not None:
+        info(result.write_scatter(scatter))
     if plot is not None:
         from rubric.plots.figures import meta_figure
 

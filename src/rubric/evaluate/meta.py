@@ -442,6 +442,30 @@ class MetaReport:
         write_output(path, self.per_topic_tsv())
         return f"wrote {path}"
 
+    def scatter_tsv(self, digits: int = 6) -> str:
+        """The points of the scatter figure (``--plot``) as a table: every (run, topic) pair both
+        sides scored, then each run's scores as query ``all`` (the reference's rank when it is a
+        ranking), so the figure can be redrawn or inspected with any tool."""
+        lines = ["condition\tmeasure\treference_measure\trun\tquery\tevaluation\treference"]
+        for row in self.rows:
+            paired = row.paired
+            if paired is None:
+                continue
+            head = f"{row.condition}\t{row.measure}\t{row.reference_measure}"
+            for run, topic in paired.pairs:
+                if topic in paired.y.get(run, {}):
+                    x, y = paired.x[run][topic], paired.y[run][topic]
+                    lines.append(f"{head}\t{run}\t{topic}\t{_fmt(x, digits)}\t{_fmt(y, digits)}")
+            for run in paired.runs:
+                x, y = paired.x_runs[run], paired.y_runs[run]
+                lines.append(f"{head}\t{run}\tall\t{_fmt(x, digits)}\t{_fmt(y, digits)}")
+        return "\n".join(lines) + "\n"
+
+    def write_scatter(self, path: str | Path) -> str:
+        """Write :meth:`scatter_tsv` to ``path`` (atomically; ``-`` is stdout); the line saying so."""
+        write_output(path, self.scatter_tsv())
+        return f"wrote {path}"
+
 
 def _holds(table: ScoreTable, measure: str) -> bool:
     try:

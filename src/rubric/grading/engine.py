@@ -21,6 +21,7 @@ Verify prompts grade in two stages (extract, then verify against the answer key,
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -200,9 +201,22 @@ class Engine:
         """The options recorded with a prompt's grades: the backend's, plus the system message
         where the model has a system role."""
         options = dict(self.backend.options())
-        if prompt.system and isinstance(self.backend, TextGenerator) and self.backend.supports_system:
-            options["system"] = prompt.system
+        options.update(self.decoding(prompt))
+        system = self.system(prompt)
+        if system and isinstance(self.backend, TextGenerator) and self.backend.supports_system:
+            options["system"] = system
         return options
+
+    def system(self, prompt: Prompt) -> str | None:
+        """The prompt's system message, unless it is for chat APIs only and this backend is none
+        (UMBRELA's judge sends its system message to chat APIs, none to local models)."""
+        api = isinstance(self.backend, TextGenerator) and bool(self.backend.decoding_keys)
+        return prompt.system if api or not prompt.system_api_only else None
+
+    def decoding(self, prompt: Prompt) -> tuple[tuple[str, Any], ...]:
+        """The prompt's own decoding settings that this backend applies (sorted pairs)."""
+        keys = self.backend.decoding_keys if isinstance(self.backend, TextGenerator) else frozenset()
+        return tuple(sorted((k, v) for k, v in prompt.decoding.items() if k in keys))
 
     def fingerprint(self) -> dict[str, Any]:
         """Everything besides the input files that decides the output (for resume checks)."""
@@ -300,7 +314,10 @@ class Engine:
                 )
                 for p in pairs
             ]
-            call = self._prompt_caller(parser, fit_prompts(self.backend, jobs, prompt.system), on_results)
+            requests = with_decoding(
+                fit_prompts(self.backend, jobs, self.system(prompt)), self.decoding(prompt)
+            )
+            call = self._prompt_caller(parser, requests, on_results)
         got = self._with_second_chance(call, len(pairs))
         self.stats.pairs += len(pairs)
         return dict(zip(pairs, got, strict=True))
@@ -368,7 +385,7 @@ class Engine:
         texts = [t for _, ts in asks for t in ts]
         responses: list[Result] = []
         if texts:
-            requests = [Request(t, prompt.system) for t in texts]
+            requests = [Request(t, self.system(prompt), self.decoding(prompt)) for t in texts]
             responses = self._with_second_chance(self._prompt_caller(parser, requests, None), len(requests))
         self.stats.verifications += len(texts)
         out: dict[Pair, Verdict | Failure] = {p: r for p, r in extracted.items() if isinstance(r, Failure)}
@@ -429,6 +446,11 @@ class Engine:
                     )
             paragraphs.append(passage)
         return QueryWithFullParagraphList(queryId=query.queryId, paragraphs=paragraphs)
+
+
+def with_decoding(requests: list[Request], decoding: tuple[tuple[str, Any], ...]) -> list[Request]:
+    """The requests with a prompt's decoding settings (unchanged when it has none)."""
+    return [dataclasses.replace(r, decoding=decoding) for r in requests] if decoding else requests
 
 
 def _renderer(prompt: Prompt, values: dict[str, str]) -> Callable[[str], str]:

@@ -12,6 +12,7 @@ never as an empty result.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -36,7 +37,7 @@ class Asked(Generic[T]):
 def nudged(request: Request, attempt: int) -> Request:
     """The request of re-ask number ``attempt`` (1, 2, ...)."""
     suffix = RETRY_NUDGE if attempt == 1 else f"{RETRY_NUDGE} (attempt {attempt + 1})"
-    return Request(user=f"{request.user}\n\n{suffix}", system=request.system)
+    return dataclasses.replace(request, user=f"{request.user}\n\n{suffix}")
 
 
 def ask_parsed(

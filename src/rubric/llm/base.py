@@ -29,13 +29,23 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+#: Decoding settings a prompt file may fix (its ``[decoding]`` table), as chat-completion APIs
+#: name them. A backend applies those it lists in :attr:`TextGenerator.decoding_keys`.
+DECODING_KEYS = ("temperature", "top_p", "max_tokens", "frequency_penalty", "presence_penalty")
+
 
 @dataclass(frozen=True)
 class Request:
-    """One prompt: the user message and, for chat models, an optional system message."""
+    """One prompt: the user message and, for chat models, an optional system message.
+
+    ``decoding``: the prompt's own decoding settings as sorted (name, value) pairs, which override
+    the backend's; a prompt that was published with its settings (UMBRELA's judge) is then sent
+    exactly as it was. Empty for most prompts; part of the request's cache key when not.
+    """
 
     user: str
     system: str | None = None
+    decoding: tuple[tuple[str, Any], ...] = ()
 
     @property
     def text(self) -> str:
@@ -133,6 +143,9 @@ class TextGenerator(Backend):
 
     #: Whether the model has a system role; others read :attr:`Request.text`.
     supports_system: bool = False
+    #: The per-request decoding settings (:data:`DECODING_KEYS`) this backend applies; a prompt's
+    #: other settings are not sent, recorded or keyed (local models decode greedily).
+    decoding_keys: ClassVar[frozenset[str]] = frozenset()
 
     @abstractmethod
     def generate(self, requests: Sequence[Request], on_results: OnResults | None = None) -> list[Result]:

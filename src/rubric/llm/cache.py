@@ -63,8 +63,13 @@ def cache_key(backend: str, model: str, options: dict[str, Any], prompt: str, ki
 
 
 def request_text(request: Request) -> str:
-    """The text a request is keyed by (the system text, when there is one, before a NUL line)."""
-    return request.user if request.system is None else f"{request.system}\n\x00\n{request.user}"
+    """The text a request is keyed by (the system text, when there is one, before a NUL line; a
+    prompt's own decoding settings, when it has any, as JSON before another). Requests without
+    them keep the keys of earlier releases."""
+    text = request.user if request.system is None else f"{request.system}\n\x00\n{request.user}"
+    if request.decoding:
+        text = f"{json.dumps(dict(request.decoding), sort_keys=True)}\n\x00\n{text}"
+    return text
 
 
 def encode(answer: Answer) -> dict[str, Any]:

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from rubric.errors import UserError
-from rubric.llm.base import Answer, ChoiceRater, Failure, OnResults, Request, Result
+from rubric.llm.base import DECODING_KEYS, Answer, ChoiceRater, Failure, OnResults, Request, Result
 
 T = TypeVar("T")
 REDACTED = "[redacted]"
@@ -104,6 +104,7 @@ class OpenAIChat(ChoiceRater):
 
     name = "openai"
     supports_system = True
+    decoding_keys = frozenset(DECODING_KEYS)
 
     def __init__(
         self,
@@ -257,7 +258,12 @@ class OpenAIChat(ChoiceRater):
         cause = ""
         for attempt in range(self.max_retries + 1):
             await pace.wait()
-            kwargs: dict[str, Any] = {"model": self.model, "messages": messages, **self.options()}
+            kwargs: dict[str, Any] = {
+                "model": self.model,
+                "messages": messages,
+                **self.options(),
+                **dict(request.decoding),  # the prompt's own settings win (UMBRELA's judge)
+            }
             logprobs = want_logprobs and self._logprobs_supported
             if logprobs:
                 kwargs.update(logprobs=True, top_logprobs=10)

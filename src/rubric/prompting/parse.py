@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from rubric.errors import UserError
-from rubric.prompting.answer_key import check_answer
+from rubric.prompting.answer_key import check_answer, check_answer_v1
 from rubric.prompting.phrases import is_ill_formed, is_unanswerable, yes_no
 
 __all__ = ["Parser", "get_parser", "is_ill_formed", "is_unanswerable", "parser_names", "yes_no"]
@@ -170,20 +170,108 @@ register_parser(
 )
 register_parser(rating_parser(2))
 
-# UMBRELA / LLMJudge 0-3 relevance answers: "##final score: 2", "M: 2, T: 1, O: 2", "Score: 3",
-# '{"final_score": 1}', or just "2". The rule follows what UMBRELA's own parser accepts: a
-# labelled final score wins, then an overall label ("O", "overall", "score", "category"), then
-# the last lone digit 0-3; each time the last occurrence; nothing found is 0, as UMBRELA records it.
-_UMBRELA_FINAL = re.compile(r"final[ _]score(?:\s+is)?\W{0,4}([0-3])(?!\.?[0-9])")
-_UMBRELA_LABEL = re.compile(
-    r"(?:\bo\b|\boverall(?:[ _]score)?|\bscore|\bcategory)(?:\s+is|\s+of)?\W{0,4}([0-3])(?!\.?[0-9])"
+# The original's SelfRaterTolerant: a digit followed by blanks and more text on its line
+# ("4 - mostly answers it") is the grade. Where its pattern does not match, the strict rule
+# applies (so a bare "4" is 4; the original, whose pattern needs a blank after the digit, fell
+# through to its inverted unanswerable check and gave 0).
+_TOLERANT = re.compile(r"[^\w]*([0-9])[^\w]*\s.*")
+
+
+def _tolerant_rule(answer: str, gold: Sequence[str] | None = None) -> int:
+    m = _TOLERANT.fullmatch(answer)
+    if m and int(m.group(1)) <= 5:
+        return int(m.group(1))
+    return _STRICT_0_5(answer, gold)
+
+
+_STRICT_0_5 = rating_rule(5, None)
+register_parser(
+    Parser(
+        name="self_rating_tolerant",
+        description="self_rating, and a digit 0-5 followed by a blank and more text on its line "
+        "('4 - mostly') is the grade too (the original's SelfRaterTolerant)",
+        grades=(0, 1, 2, 3, 4, 5),
+        choices=("0", "1", "2", "3", "4", "5"),
+        rule=_tolerant_rule,
+    )
 )
-_UMBRELA_DIGIT = re.compile(r"(?<![0-9.])([0-3])(?!\.?[0-9])")
+
+
+def _answer_key_v1_rule(answer: str, gold: Sequence[str] | None) -> int:
+    return 1 if check_answer_v1(answer, gold or ()) else 0
+
+
+def _exact_answer_rule(answer: str, gold: Sequence[str] | None) -> int:
+    return 1 if answer in (gold or ()) else 0
+
+
+register_parser(
+    Parser(
+        name="answer_key_v1",
+        description="the original's first answer check: a gold answer exactly, or lower-cased (true/false "
+        "keys also accept yes/correct, no/incorrect/wrong), or Porter stems of the whole texts with a "
+        "fuzzy ratio above 80 -> 1, else 0",
+        grades=(0, 1),
+        choices=None,
+        rule=_answer_key_v1_rule,
+        needs_gold_answers=True,
+    )
+)
+register_parser(
+    Parser(
+        name="exact_answer",
+        description="the answer is exactly one of the gold answers -> 1, else 0",
+        grades=(0, 1),
+        choices=None,
+        rule=_exact_answer_rule,
+        needs_gold_answers=True,
+    )
+)
+
+# UMBRELA / LLMJudge 0-3 relevance answers, read exactly as UMBRELA's judge reads them
+# (castorini/umbrela, Apache-2.0: ``parse_fewshot_response``): the answer stripped and
+# lower-cased; these patterns tried in order, case-insensitive, ``.`` matching newlines; the first
+# pattern that matches anywhere decides, by its last match; nothing matched is 0. So "O: N"
+# (pattern 3, which also reads "to 2") comes before "##final score: N", and the last pattern takes
+# any digit 0-3 ("2.5" -> 2, "10" -> 0, "score: 10" -> 1). ``[:-=]`` is the character range
+# ':' to '=', as in the original.
+UMBRELA_PATTERNS: tuple[str, ...] = (
+    r'"o"\s*[:-=]?\s*(0|1|2|3)',
+    r"\'o\'\s*[:-=]?\s*(0|1|2|3)",
+    r"o\s*[:-=]?\s*(0|1|2|3)",
+    r'"overall_score"\s*[:-=]?\s*(0|1|2|3)',
+    r'"overall"\s*[:-=]?\s*(0|1|2|3)',
+    r'"overall score"\s*[:-=]?\s*(0|1|2|3)',
+    r'"final score"\s*[:-=]?\s*(0|1|2|3)',
+    r"final score\s*[:-=]?\s*(0|1|2|3)",
+    r"final score is (0|1|2|3)",
+    r'"final_score"\s*[:-=]?\s*(0|1|2|3)',
+    r'"score"\s*[:-=]?\s*(0|1|2|3)',
+    r'"o_score"\s*[:-=]?\s*(0|1|2|3)',
+    r"output score is (0|1|2|3)",
+    r"score is (0|1|2|3)",
+    r"score of\s+(0|1|2|3)",
+    r"assign(?:ing)?\s+(?:it\s+)?(?:a\s+)?score of\s+(0|1|2|3)",
+    r"conclude(?:s|d)?\s+with\s+(?:a\s+)?score of\s+(0|1|2|3)",
+    r"give(?:n)?\s+(?:it\s+)?(?:a\s+)?score of\s+(0|1|2|3)",
+    r"i (?:would )?(?:give|assign)\s+(?:it\s+)?(?:a\s+)?score of\s+(0|1|2|3)",
+    r"score:\s*(0|1|2|3)",
+    r"[a-zA-Z]+\s+is\s+(0|1|2|3)\s",
+    r"relevance category\s*[:-=]?\s*(0|1|2|3)",
+    r"relevance category is (0|1|2|3)",
+    r"it falls into the category (0|1|2|3)",
+    r"category\s*(0|1|2|3)",
+    r"relevance category (0|1|2|3)",
+    r"relevance category for this passage would be (0|1|2|3)",
+    r"the relevance category would be (0|1|2|3)",
+    r"\n*(0|1|2|3)",
+)
+_UMBRELA = tuple(re.compile(p, re.IGNORECASE | re.MULTILINE | re.DOTALL) for p in UMBRELA_PATTERNS)
 
 
 def _umbrela_rule(answer: str, _gold: Sequence[str] | None = None) -> int:
-    text = answer.lower()
-    for pattern in (_UMBRELA_FINAL, _UMBRELA_LABEL, _UMBRELA_DIGIT):
+    text = answer.strip().lower()
+    for pattern in _UMBRELA:
         found = pattern.findall(text)
         if found:
             return int(found[-1])
@@ -193,13 +281,89 @@ def _umbrela_rule(answer: str, _gold: Sequence[str] | None = None) -> int:
 register_parser(
     Parser(
         name="umbrela",
-        description="0-3 relevance (UMBRELA, LLMJudge): the last '##final score: N', else the last "
-        "'O: N' / 'score: N' / 'category N', else the last lone digit 0-3; none -> 0",
+        description="0-3 relevance as UMBRELA reads it: its patterns in order ('O: N', ..., "
+        "'##final score: N', 'score: N', 'category N', any digit 0-3), the last match of the first "
+        "that matches; none -> 0",
         grades=(0, 1, 2, 3),
         choices=None,
         rule=_umbrela_rule,
     )
 )
+
+
+@dataclass(frozen=True)
+class Deviation:
+    """A parse rule where we differ from the original tool (or UMBRELA) on purpose.
+
+    ``rule`` is the name docs/validation.md's deviations table lists it under (a test checks that
+    every one is there); ``parsers`` the parsers it concerns."""
+
+    rule: str
+    parsers: tuple[str, ...]
+    ours: str
+    original: str
+
+
+#: Every parse rule that differs from the original tool's or UMBRELA's (docs/validation.md).
+DEVIATIONS: tuple[Deviation, ...] = (
+    Deviation(
+        "self-rating other answers",
+        ("self_rating", "self_rating_tolerant", "rating_0_N"),
+        "an answer neither a digit 0-5 nor unanswerable ('42', 'before', '8') is 1, unanswerable 0",
+        "inverted: 0 and 1",
+    ),
+    Deviation(
+        "blank or punctuation-only answers",
+        ("extraction", "answer_key"),
+        "no answer (0)",
+        "an answer (1) unless empty",
+    ),
+    Deviation(
+        "unanswerable expressions with punctuation",
+        ("extraction", "self_rating", "answer_key"),
+        "'No.', '[\"no\"]' are unanswerable",
+        "answers",
+    ),
+    Deviation(
+        "ill-formed markers",
+        ("extraction", "answer_key"),
+        "any lone letter or roman numeral up to 4 letters, bracketed or with ')', '.', ':' "
+        "('Y', 'X.', '(N)', 'vi', 'A:') is no answer",
+        "only its generated choice markers (A-D, a-d, i-iv with ')', '()', '[]', '.')",
+    ),
+    Deviation(
+        "fuzzy unanswerable matching",
+        ("extraction", "self_rating", "answer_key"),
+        "per-word Porter stems, punctuation stripped, rapidfuzz ratio > 80 ('7 Answers' ~ 'no answer')",
+        "the whole text stemmed, fuzzywuzzy ratio (rounded) > 80, with its extra choice markers "
+        "('IVs' ~ 'iv')",
+    ),
+    Deviation(
+        "tolerant self-rating of a bare digit",
+        ("self_rating_tolerant",),
+        "'4' is 4 (the strict rule)",
+        "0 (its pattern needs text after the digit; the fallback is the inverted rule)",
+    ),
+    Deviation(
+        "fuzzy ratio at the threshold",
+        ("answer_key_v1",),
+        "rapidfuzz ratio > 80 (unrounded)",
+        "fuzzywuzzy ratio rounded to an integer > 80",
+    ),
+    Deviation(
+        "answer key matching",
+        ("answer_key",),
+        "EXAM++ 4.2.1: stopwords dropped, stems, edit distance below 20% of the longer text",
+        "AnswerKey2Verifier: exact stems (2+ letters) or fuzzy ratio > 80 (4+ letters)",
+    ),
+    Deviation(
+        "UMBRELA reasoning text",
+        ("umbrela",),
+        "the answer text alone is parsed",
+        "reasoning models' reasoning text is appended to the answer before parsing",
+    ),
+)
+
 
 _RATING_NAME = re.compile(r"rating_0_([1-9])")
 

@@ -11,6 +11,9 @@ A prompt file holds::
     source = "Workbench (SIGIR'24), Table 2"
     template = '''... {nugget} ... {context} ...'''
     system = "..."                       # optional system message for chat models
+    system_api_only = true               # optional: the system message only for chat APIs
+    [decoding]                            # optional: the prompt's own decoding settings (chat APIs)
+    temperature = 0
     [prompt_info]                         # copied into the grades' prompt_info
     prompt_style = "..."
     is_self_rated = true
@@ -91,6 +94,8 @@ class Prompt:
     extra: dict[str, Any] = field(default_factory=dict)
     aliases: tuple[str, ...] = ()
     file_choices: tuple[str, ...] | None = None
+    decoding: dict[str, float | int] = field(default_factory=dict)
+    system_api_only: bool = False
 
     @property
     def choices(self) -> tuple[str, ...] | None:
@@ -199,9 +204,12 @@ def load_prompt_file(path: str | Path) -> Prompt:
             raise UserError(f"{path}: {key} must be a list of strings")
     if not isinstance(data.get("prompt_info", {}), dict):
         raise UserError(f"{path}: [prompt_info] must be a table")
+    decoding = check_decoding(data.get("decoding", {}), path)
+    if not isinstance(data.get("system_api_only", False), bool):
+        raise UserError(f"{path}: system_api_only must be true or false")
     check_template(data["template"], data["kind"], path, _template_line(text))
     known = {"name", "kind", "template", "parser", "description", "source", "system", "prompt_info"}
-    known |= {"aliases", "choices"}
+    known |= {"aliases", "choices", "decoding", "system_api_only"}
     return Prompt(
         name=data["name"],
         kind=data["kind"],
@@ -215,7 +223,36 @@ def load_prompt_file(path: str | Path) -> Prompt:
         extra={k: v for k, v in data.items() if k not in known},
         aliases=tuple(aliases),
         file_choices=tuple(choices) if choices is not None else None,
+        decoding=decoding,
+        system_api_only=data.get("system_api_only", False),
     )
+
+
+#: The range of each decoding setting a prompt file may fix (as the OpenAI API accepts them).
+DECODING_RANGES: dict[str, tuple[float, float]] = {
+    "temperature": (0.0, 2.0),
+    "top_p": (0.0, 1.0),
+    "max_tokens": (1, 1_000_000),
+    "frequency_penalty": (-2.0, 2.0),
+    "presence_penalty": (-2.0, 2.0),
+}
+
+
+def check_decoding(table: Any, path: Path) -> dict[str, float | int]:
+    """The ``[decoding]`` table: known settings with numbers in range (``max_tokens`` an integer)."""
+    if not isinstance(table, dict):
+        raise UserError(f"{path}: [decoding] must be a table")
+    for key, value in table.items():
+        if key not in DECODING_RANGES:
+            raise UserError(f"{path}: [decoding] {key} is unknown; known: {', '.join(DECODING_RANGES)}")
+        low, high = DECODING_RANGES[key]
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not number or (key == "max_tokens" and not isinstance(value, int)) or not low <= value <= high:
+            want = "an integer" if key == "max_tokens" else "a number"
+            raise UserError(
+                f"{path}: [decoding] {key} must be {want} from {low:g} to {high:g}, got {value!r}"
+            )
+    return dict(table)
 
 
 def check_template(template: str, kind: str, path: Path, first_line: int | None = None) -> None:
