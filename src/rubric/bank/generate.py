@@ -188,7 +188,7 @@ def topics(
     facet_map = read_facets(facets)
     unknown = [q for q in facet_map if q not in texts]
     if unknown:
-        raise UserError(f"--facets {facets}: query {unknown[0]} is not in --queries {queries}")
+        raise UserError(f"--facets {facets}: query {unknown[0]} is not in --topics {queries}")
     return [Topic(q, texts[q], f, t) for q, fs in facet_map.items() for f, t in fs]
 
 
@@ -210,7 +210,7 @@ def generate_bank_file(
     after every retry are the outcome's failures (a re-run asks only them).
     """
     check_kind(kind)
-    at_least("--per-query", per_query, 1)
+    at_least("--items-per-query", per_query, 1)
     llm.check()
     chosen = topics(read_queries(queries), style, facets, queries)
     chosen_prompt = get_prompt(prompt or GENERATE_PROMPTS[(kind, style)], prompt_files)

@@ -205,7 +205,7 @@ def relevant_passages(
     seen: set[tuple[str, str]] = set()
     for q in read_passages(passages):
         if q.queryId not in texts:
-            raise UserError(f"--queries {queries}: no text for query {q.queryId} of {passages}")
+            raise UserError(f"--topics {queries}: no text for query {q.queryId} of {passages}")
         for p in q.paragraphs:
             key = (q.queryId, p.paragraph_id)
             grade = (

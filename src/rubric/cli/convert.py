@@ -16,12 +16,12 @@ def runs_command(
     runs_args: list[Path] = typer.Argument(
         None, help="Run files (TREC format, plain or .gz) or directories of runs."
     ),
-    queries: Path = typer.Option(..., "--queries", "-q", help="Queries: JSON {qid: text}, TSV or JSONL."),
+    queries: Path = typer.Option(..., "--topics", help="Query texts (topics): JSON {qid: text}, TSV or JSONL."),
     collection: list[Path] = typer.Option(
         ..., "--collection", "-C", help="Passage texts: TSV docid<TAB>text or JSONL (repeatable)."
     ),
     runs: list[Path] = typer.Option(
-        None, "--runs", "-r", help="Run files or directories (repeatable; also accepted as arguments)."
+        None, "--run", "-r", help="Run files or directories (repeatable; also accepted as arguments)."
     ),
     qrels: Path | None = typer.Option(
         None, "--qrels", help="Judgments: every judged passage is pooled with its relevance."
@@ -40,7 +40,7 @@ def runs_command(
     Queries not in the queries file are ignored. Ranks follow trec_eval (score descending as
     32-bit floats, ties by docid descending), not the run's rank column.
 
-    Example: rubric convert runs --queries topics.tsv --collection collection.tsv
+    Example: rubric convert runs --topics topics.tsv --collection collection.tsv
     --qrels qrels.txt --top-k 20 runs/ -o passages.jsonl.gz
     """
     from rubric.convert.pool import pool_file

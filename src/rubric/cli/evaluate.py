@@ -15,6 +15,7 @@ from rubric.cli import options as opt
 from rubric.cli.common import OptionalOutputPath, OutputPath, emit, info, phase_app
 from rubric.cli.meta import meta_command
 from rubric.cli.rag_nuggets import nuggets_command
+from rubric.errors import UserError
 
 if TYPE_CHECKING:
     from rubric.evaluate.report import Rendered
@@ -71,14 +72,14 @@ def qrels_command(
     ),
     facets: bool = typer.Option(
         False,
-        "--facets",
+        "--per-facet",
         help="CAR-style facet qrels: one line per (query facet, passage), query id 'qid/facet' (the "
         "item ids' prefix), labelled from that facet's items, as the original's --qrel-query-facets.",
     ),
     facet_bank: Path | None = typer.Option(
         None,
         "--bank",
-        help="--facets: the facet bank, whose facets every direct grade (and facet-less item) counts for.",
+        help="--per-facet: the facet bank, whose facets every direct grade (and facet-less item) counts for.",
     ),
     prefer: str | None = typer.Option(
         None,
@@ -229,7 +230,7 @@ def cover_command(
     min_grade: int = typer.Option(
         4,
         "--min-grade",
-        "-T",
+        "-t",
         min=0,
         max=5,
         help="An item is answered by a passage graded >= this (1 for answer checks).",
@@ -306,8 +307,12 @@ def correlate_command(
     leaderboard: Path | None = typer.Option(
         None, "--leaderboard", "-L", help="Our leaderboard TSV (from `rubric evaluate leaderboard`)."
     ),
-    measure: str | None = typer.Option(
-        None, "--measure", help="Measure of the leaderboard TSV to rank by (default: its first)."
+    measures: list[str] = typer.Option(
+        None,
+        "--measure",
+        "-m",
+        help="Measure of the leaderboard TSV to rank by (one; default: its first); with --sweep, the "
+        "measures of the grid (repeatable).",
     ),
     official_measure: str | None = typer.Option(
         None, "--official-measure", help="Score column of an official TSV (default: --measure)."
@@ -321,13 +326,12 @@ def correlate_command(
         "which the original tool did; -1 = full precision).",
     ),
     sweep: bool = typer.Option(
-        False, "--sweep", help="Evaluate and correlate the grid --qrels x --level x -m in one call."
+        False, "--sweep", help="Evaluate and correlate the grid --qrels x --level x --measure in one call."
     ),
     qrels: list[Path] = typer.Option(
         None, "--qrels", help="--sweep: qrels files or directories (repeatable)."
     ),
     runs: list[Path] = typer.Option(None, "--run", "-r", help="--sweep: runs or directories (repeatable)."),
-    measures: list[str] = typer.Option(None, "-m", "--metric", help="--sweep: measures (repeatable)."),
     levels: list[int] = typer.Option(
         None, "--level", "-l", min=1, help="--sweep: relevance levels (default 1)."
     ),
@@ -350,6 +354,11 @@ def correlate_command(
     """
     from rubric.evaluate.correlation import SweepGrid, correlation_output
 
+    measure = None
+    if not sweep:  # one --measure: the leaderboard's column; with --sweep: the grid's measures
+        if len(measures or []) > 1:
+            raise UserError("--measure: give one without --sweep (the leaderboard column to rank by)")
+        measure, measures = (measures or [None])[0], []
     grid = SweepGrid(qrels, runs, measures, levels, query, queries)
     _write(correlation_output(official, leaderboard, measure, official_measure, digits, sweep, grid), output)
 

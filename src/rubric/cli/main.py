@@ -7,7 +7,8 @@ grade), which keeps ``rubric evaluate --help`` fast.
 Every command is wrapped by :func:`~rubric.cli.common.guard_outputs` (an output naming an input
 is refused before any work). Errors are one line: a :class:`UserError` or a command-line mistake
 (a missing or out-of-range option) prints ``rubric: error: ...`` and exits with 2. Ctrl-C exits
-with 130 and SIGTERM with 143, after the file being written is cleaned up.
+with 130 and SIGTERM with 143, after the file being written is cleaned up. Old option spellings
+are rewritten first (:mod:`rubric.cli.renames`), with a note on stderr.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import typer
 from rubric import __version__
 from rubric.cli import bank, convert, evaluate, grade, prompts, verify
 from rubric.cli.common import guard_outputs, phase_app
+from rubric.cli.renames import modernize
 from rubric.errors import UserError, printable
 
 PHASES = {
@@ -96,7 +98,7 @@ def main() -> None:
     """Run the CLI; errors become one line on stderr and exit code 2 (see the module docstring)."""
     signal.signal(signal.SIGTERM, _terminate)
     try:
-        code = app(standalone_mode=False)
+        code = app(args=modernize(sys.argv[1:]), standalone_mode=False)
     except UserError as e:  # a message may quote a file: its control characters are shown, not run
         print(f"rubric: error: {printable(str(e))}", file=sys.stderr)
         sys.exit(UserError.exit_code)

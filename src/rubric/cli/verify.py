@@ -66,7 +66,7 @@ def grid_command(
     answer_prompt: str = ANSWER_OPT,
     bank: list[Path] = BANK_OPT,
     answers: bool = typer.Option(
-        True, "--answers/--no-answers", help="Cells 'grade: answer' (default) or just the grade."
+        True, "--with-answers/--grades-only", help="Cells 'grade: answer' (default) or just the grade."
     ),
     width: int = typer.Option(60, "--width", min=0, help="Cut answers to this many characters (0: all)."),
     table: opt.RowTables = ...,
@@ -119,7 +119,7 @@ def uncovered_command(
 def spurious_command(
     graded: opt.GradedOptions = ...,
     max_judgment: int = typer.Option(
-        0, "--max-judgment", "-j", min=0, help="Judged non-relevant up to this level."
+        0, "--max-judgment", min=0, help="Judged non-relevant up to this level."
     ),
     min_grade: int = typer.Option(
         4, "--min-grade", "-t", min=0, max=5, help="A grade from this level counts as high."
@@ -153,8 +153,8 @@ def agreement_command(
     ),
     prompt_class: list[str] = typer.Option(
         None,
-        "--prompt-class",
         "--prompt",
+        "--prompt-class",
         "-p",
         help="Prompt class(es) to compare (repeatable: one set of tables each; default: the only one).",
     ),
@@ -238,8 +238,8 @@ def agreement_command(
 @opt.option_groups
 def impact_command(
     graded: opt.GradedOptions = ...,
-    bank_before: Path = typer.Option(..., "--bank-before", "-a", help="The bank before the edit."),
-    bank_after: Path = typer.Option(..., "--bank-after", "-b", help="The bank after the edit."),
+    bank_before: Path = typer.Option(..., "--bank-before", help="The bank before the edit."),
+    bank_after: Path = typer.Option(..., "--bank-after", help="The bank after the edit."),
     label: opt.Label = "max",
     min_grade: opt.CountFrom = 1,
     needs_grading: OptionalOutputPath = typer.Option(

@@ -147,7 +147,7 @@ def pool_inputs(
     one_of("--name-from", name_from, NAME_FROM)
     run_paths = expand_paths(runs)
     if not run_paths and qrels is None:
-        raise UserError("give at least one run (--runs or arguments) or --qrels")
+        raise UserError("give at least one run (--run or arguments) or --qrels")
     texts = dict(queries) if isinstance(queries, dict) else read_queries(queries)
     judged = read_qrels(qrels) if qrels is not None else None
     return build_pool(

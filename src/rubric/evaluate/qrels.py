@@ -117,9 +117,9 @@ def write_qrels_file(
     selection.check()
     rule = LabelRule.parse(label, min_grade)
     if facet_bank is not None and not facets:
-        raise UserError("--bank: only used with --facets")
+        raise UserError("--bank: only used with --per-facet")
     if facets and per_item:
-        raise UserError("--facets: not used with --per-item")
+        raise UserError("--per-facet: not used with --per-item")
     chosen = QuerySelection.of(queries)
     facet_map = None
     if facets:
