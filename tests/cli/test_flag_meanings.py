@@ -181,7 +181,8 @@ def test_modernize_rewrites_old_spellings_once_with_a_note():
     assert notes == [
         "rubric: note: -q in 'convert runs' is now --topics; the old spelling goes in the next release",
         "rubric: note: --runs in 'convert runs' is now --run; the old spelling goes in the next release",
-        "rubric: note: --queries in 'convert runs' is now --topics; the old spelling goes in the next release",
+        "rubric: note: --queries in 'convert runs' is now --topics; the old spelling goes in the next "
+        "release",
     ]
     assert modernize(["evaluate", "leaderboard", "-q"], notes.append) == ["evaluate", "leaderboard", "-q"]
     assert modernize(["--version"]) == ["--version"]
@@ -192,5 +193,8 @@ def test_an_old_spelling_works_through_the_cli_with_a_note():
     old = run_cli("prompts", "list", "-k", "direct")
     assert new.returncode == old.returncode == 0
     assert old.stdout == new.stdout and "Sun" in new.stdout
-    assert old.stderr == "rubric: note: -k in 'prompts list' is now --kind; the old spelling goes in the next release\n"
+    assert (
+        old.stderr
+        == "rubric: note: -k in 'prompts list' is now --kind; the old spelling goes in the next release\n"
+    )
     assert new.stderr == ""

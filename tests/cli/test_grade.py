@@ -31,7 +31,7 @@ def pool(tmp_path_factory):
     tiny = TINY
     out = tmp_path_factory.mktemp("pool") / "passages.jsonl.gz"
     r = root_conftest.run_cli(
-        "convert", "runs", "--queries", tiny / "queries.tsv", "--collection", tiny / "collection.tsv",
+        "convert", "runs", "--topics", tiny / "queries.tsv", "--collection", tiny / "collection.tsv",
         "--qrels", tiny / "qrels.txt", tiny / "run.alpha", tiny / "run.beta", "-o", out,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
@@ -78,8 +78,9 @@ def test_nuggets_with_a_chat_model_and_direct_prompts(cli, tmp_path, models, poo
     direct = tmp_path / "direct.jsonl.gz"
     tiny = TINY
     r = cli(
-        "grade", "direct", nug, "--queries", tiny / "queries.tsv", "-p", "Sun", "-p", "Thomas",
-        "--backend", "hf-causal", "-m", models["gpt2"], "--max-new-tokens", "3", "--no-cache", "-o", direct,
+        "grade", "direct", nug, "--topics", tiny / "queries.tsv", "-p", "Sun", "-p", "Thomas",
+        "--backend", "hf-causal", "--model", models["gpt2"], "--max-new-tokens", "3", "--no-cache",
+        "-o", direct,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     p = lines(direct)[0][1][0]

@@ -24,7 +24,7 @@ def lines(path: Path) -> list:
 
 def pool(cli, tmp_path: Path) -> Path:
     out = tmp_path / "passages.jsonl.gz"
-    r = cli("convert", "runs", "-q", TINY / "queries.tsv", "-C", TINY / "collection.tsv",
+    r = cli("convert", "runs", "--topics", TINY / "queries.tsv", "-C", TINY / "collection.tsv",
             "--qrels", TINY / "qrels.txt", TINY / "run.alpha", "-o", out)  # fmt: skip
     assert r.returncode == 0, r.stderr
     return out
@@ -70,8 +70,8 @@ def test_openai_backend_direct_prompt(openai_server, cli, tmp_path):
     passages = pool(cli, tmp_path)
     out = tmp_path / "direct.jsonl.gz"
     srv = openai_server
-    r = cli("grade", "direct", passages, "--queries", TINY / "queries.tsv", "-p", "HELM", "--backend",
-            "openai", "-m", "test-model", "--base-url", srv.url, "--no-cache", "-o", out)  # fmt: skip
+    r = cli("grade", "direct", passages, "--topics", TINY / "queries.tsv", "-p", "HELM", "--backend",
+            "openai", "--model", "test-model", "--base-url", srv.url, "--no-cache", "-o", out)  # fmt: skip
     assert r.returncode == 0, r.stderr
     queries = dict(line.split("\t") for line in (TINY / "queries.tsv").read_text().splitlines())
     for qid, ps in lines(out):

@@ -27,7 +27,7 @@ def setup(tmp_path_factory, t5_dir):
     tiny = TINY
     pool = root / "passages.jsonl.gz"
     r = root_conftest.run_cli(
-        "convert", "runs", "--queries", tiny / "queries.tsv", "--collection", tiny / "collection.tsv",
+        "convert", "runs", "--topics", tiny / "queries.tsv", "--collection", tiny / "collection.tsv",
         "--qrels", tiny / "qrels.txt", tiny / "run.alpha", tiny / "run.beta", "-o", pool,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr

@@ -110,14 +110,14 @@ def test_cli_facets(cli, user_error, faceted, tmp_path):
         "".join(json.dumps({"query_id": "q1", "facet_id": f, "items": []}) + "\n" for f in ("f1", "f2"))
     )
     out = tmp_path / "facets.qrels"
-    r = cli("evaluate", "qrels", faceted, "--prompt-class", "Sun", "--facets", "--bank", bank, "-o", out)
+    r = cli("evaluate", "qrels", faceted, "--prompt-class", "Sun", "--per-facet", "--bank", bank, "-o", out)
     assert r.returncode == 0, r.stderr
     assert out.read_text() == "q1/f1 0 p1 1\nq1/f2 0 p1 1\n"
     user_error(
         cli("evaluate", "qrels", faceted, "--prompt-class", "Sun", "--bank", bank, "-o", out), "--bank"
     )
     user_error(
-        cli("evaluate", "qrels", faceted, "--prompt-class", QSR, "--facets", "--per-item", "-o", out),
+        cli("evaluate", "qrels", faceted, "--prompt-class", QSR, "--per-facet", "--per-item", "-o", out),
         "--per-item",
     )
 

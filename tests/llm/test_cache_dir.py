@@ -61,7 +61,7 @@ def test_grade_writes_its_cache_into_the_folder_and_the_old_variable_warns(cli, 
     r = cli(
         "convert",
         "runs",
-        "-q",
+        "--topics",
         TINY / "queries.tsv",
         "-C",
         TINY / "collection.tsv",

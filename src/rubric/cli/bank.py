@@ -17,7 +17,9 @@ app = phase_app(
 @app.command("generate")
 @opt.option_groups
 def generate(
-    queries: Path = typer.Option(..., "--topics", help="Query texts (topics): JSON {qid: text}, TSV or JSONL."),
+    queries: Path = typer.Option(
+        ..., "--topics", help="Query texts (topics): JSON {qid: text}, TSV or JSONL."
+    ),
     kind: str = typer.Option("questions", "--kind", help="What to generate: questions or nuggets."),
     style: str = typer.Option(
         "dl", "--style", help="dl: break the query into items; car: query title + subtopics from --facets."
@@ -56,10 +58,10 @@ def generate(
 @app.command("nuggetize")
 @opt.option_groups
 def nuggetize(
-    passages: Path = typer.Option(
-        ..., "--passages", help="Passages file (with judgments, or use --qrels)."
+    passages: Path = typer.Option(..., "--passages", help="Passages file (with judgments, or use --qrels)."),
+    queries: Path = typer.Option(
+        ..., "--topics", help="Query texts (topics): JSON {qid: text}, TSV or JSONL."
     ),
-    queries: Path = typer.Option(..., "--topics", help="Query texts (topics): JSON {qid: text}, TSV or JSONL."),
     qrels: Path = typer.Option(
         None, "--qrels", help="Judgments to use instead of the passages' own (e.g. UMBRELA LLM qrels)."
     ),

@@ -16,7 +16,9 @@ def runs_command(
     runs_args: list[Path] = typer.Argument(
         None, help="Run files (TREC format, plain or .gz) or directories of runs."
     ),
-    queries: Path = typer.Option(..., "--topics", help="Query texts (topics): JSON {qid: text}, TSV or JSONL."),
+    queries: Path = typer.Option(
+        ..., "--topics", help="Query texts (topics): JSON {qid: text}, TSV or JSONL."
+    ),
     collection: list[Path] = typer.Option(
         ..., "--collection", "-C", help="Passage texts: TSV docid<TAB>text or JSONL (repeatable)."
     ),

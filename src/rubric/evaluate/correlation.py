@@ -407,8 +407,8 @@ class SweepGrid:
     def options(self) -> list[tuple[str, object]]:
         """Each field with the option that sets it; the first three are required."""
         return [
-            ("--qrels", self.qrels), ("--run", self.runs), ("--measure", self.measures), ("--level", self.levels),
-            ("--query", self.query), ("--queries", self.queries_file),
+            ("--qrels", self.qrels), ("--run", self.runs), ("--measure", self.measures),
+            ("--level", self.levels), ("--query", self.query), ("--queries", self.queries_file),
         ]  # fmt: skip
 
 
