@@ -73,9 +73,9 @@ def qrels(
     :func:`leaderboard` (which also takes the result itself); ``write`` saves TREC qrels."""
     return build_qrels(
         _queries_of(graded),
-        GradeFilter(prompt_class, llm, prompt_type),
-        LabelRule.parse(label, min_grade),
-        per_item,
+        selection=GradeFilter(prompt_class, llm, prompt_type),
+        rule=LabelRule.parse(label, min_grade),
+        per_item=per_item,
         queries=queries,
         prefer=prefer,
     )

@@ -102,7 +102,16 @@ def qrels_command(
 
     grades = kind.grade_filter()
     notes = write_qrels_file(
-        graded, output, grades, label, min_grade, per_item, facets, facet_bank, prefer, subset.selection
+        graded,
+        output,
+        selection=grades,
+        label=label,
+        min_grade=min_grade,
+        per_item=per_item,
+        facets=facets,
+        facet_bank=facet_bank,
+        prefer=prefer,
+        queries=subset.selection,
     )
     _notes(notes)
 
@@ -215,7 +224,17 @@ def leaderboard_command(
 
     queries = subset.selection  # called by the library once it has checked the options
     done = leaderboard_output(
-        qrels, runs, measures, level, complete, judged_only, per_query, fmt, digits, name_from, queries
+        qrels,
+        runs,
+        measures,
+        level=level,
+        complete=complete,
+        judged_only=judged_only,
+        per_query=per_query,
+        fmt=fmt,
+        digits=digits,
+        name_from=name_from,
+        queries=queries,
     )
     _write(done, output)
 
@@ -284,17 +303,17 @@ def cover_command(
 
     done = cover_output(
         graded,
-        fmt,
-        per_query,
-        k,
-        min_grade,
-        kind.grade_filter(),
-        bank,
-        normalized,
-        complete,
-        subset.selection,
-        correct_answered,
-        overall,
+        fmt=fmt,
+        per_query=per_query,
+        k=k,
+        min_grade=min_grade,
+        selection=kind.grade_filter(),
+        bank=bank,
+        normalized=normalized,
+        complete=complete,
+        queries=subset.selection,
+        correct_answered=correct_answered,
+        overall=overall,
     )
     _write(done, output)
 
@@ -360,7 +379,18 @@ def correlate_command(
             raise UserError("--measure: give one without --sweep (the leaderboard column to rank by)")
         measure, measures = (measures or [None])[0], []
     grid = SweepGrid(qrels, runs, measures, levels, query, queries)
-    _write(correlation_output(official, leaderboard, measure, official_measure, digits, sweep, grid), output)
+    _write(
+        correlation_output(
+            official,
+            leaderboard=leaderboard,
+            measure=measure,
+            official_measure=official_measure,
+            digits=digits,
+            sweep_grid=sweep,
+            grid=grid,
+        ),
+        output,
+    )
 
 
 @app.command("compare")

@@ -73,6 +73,7 @@ def evaluate(
     qrels: Qrels | str | Path,
     runs: RunsLike,
     measures: Iterable[str | Measure] | str,
+    *,
     level: int = 1,
     complete: bool = False,
     judged_only: bool = False,
@@ -101,7 +102,7 @@ def evaluate(
     qrels = chosen.restrict(loaded)
     settings = (qrels, ms, level, complete, judged_only, items)
     results = score_runs(settings, runs, name_from)
-    notes = [absent_note(absent, where, "selected"), unranked_note(results, complete)]
+    notes = [absent_note(absent, where, "selected"), unranked_note(results, complete=complete)]
     return Evaluation(results, [n for n in notes if n])
 
 
@@ -174,6 +175,7 @@ def evaluate_runs(
     qrels: Qrels | str | Path,
     runs: RunsLike,
     measures: Iterable[str | Measure] | str,
+    *,
     level: int = 1,
     complete: bool = False,
     judged_only: bool = False,
@@ -181,10 +183,19 @@ def evaluate_runs(
     queries: QuerySelection | Iterable[str] | None = None,
 ) -> list[QueryValues]:
     """Per-query values of every run (:func:`evaluate` without the notes)."""
-    return evaluate(qrels, runs, measures, level, complete, judged_only, name_from, queries).results
+    return evaluate(
+        qrels,
+        runs,
+        measures,
+        level=level,
+        complete=complete,
+        judged_only=judged_only,
+        name_from=name_from,
+        queries=queries,
+    ).results
 
 
-def unranked_note(results: list[QueryValues], complete: bool) -> str | None:
+def unranked_note(results: list[QueryValues], *, complete: bool) -> str | None:
     """One line about runs without a ranking for some qrels queries (trec_eval says nothing)."""
     short = [r for r in results if r.unranked]
     if not short:
@@ -221,6 +232,7 @@ def leaderboard(
     qrels: Qrels | str | Path,
     runs: RunsLike,
     measures: Iterable[str | Measure] | str,
+    *,
     level: int = 1,
     complete: bool = False,
     judged_only: bool = False,
@@ -235,7 +247,16 @@ def leaderboard(
     >>> report = leaderboard("qrels.txt", ["runs/"], ["nDCG@10", "AP(rel=2)"], level=1)  # doctest: +SKIP
     >>> print(report.to_tsv())  # doctest: +SKIP
     """
-    done = evaluate(qrels, runs, measures, level, complete, judged_only, name_from, queries)
+    done = evaluate(
+        qrels,
+        runs,
+        measures,
+        level=level,
+        complete=complete,
+        judged_only=judged_only,
+        name_from=name_from,
+        queries=queries,
+    )
     return report_from(done.results, notes=done.notes)
 
 
@@ -247,6 +268,7 @@ def leaderboard_output(
     qrels: Qrels | str | Path,
     runs: RunsLike,
     measures: list[str],
+    *,
     level: int = 1,
     complete: bool = False,
     judged_only: bool = False,
@@ -264,7 +286,16 @@ def leaderboard_output(
     them, called after the checks).
     """
     check_format(fmt, FORMATS)
-    done = evaluate(qrels, runs, measures, level, complete, judged_only, name_from, queries)
+    done = evaluate(
+        qrels,
+        runs,
+        measures,
+        level=level,
+        complete=complete,
+        judged_only=judged_only,
+        name_from=name_from,
+        queries=queries,
+    )
     if fmt == "trec_eval":
         runid = wants_runid(measures)
         text = "".join(line + "\n" for r in done.results for line in trec_eval_lines(r, per_query, runid))

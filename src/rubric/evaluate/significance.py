@@ -227,7 +227,9 @@ def compare(
 
     one_of("--test", test, TESTS)
     one_of("--correction", correction, CORRECTIONS)
-    done = evaluate(qrels, runs, measures, level, complete, name_from=name_from, queries=queries)
+    done = evaluate(
+        qrels, runs, measures, level=level, complete=complete, name_from=name_from, queries=queries
+    )
     rows = []
     for m in done.results[0].values if done.results else []:
         per_query = {r.run: r.values[m] for r in done.results}
