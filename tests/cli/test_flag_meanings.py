@@ -23,7 +23,7 @@ import pytest
 import typer
 
 from helpers.cli import run_cli
-from rubric.cli.main import app
+from rubric.cli.main import COMMANDS, app
 from rubric.cli.renames import RENAMED, modernize
 
 # Every long flag that more than one command takes, with its one meaning.
@@ -175,7 +175,7 @@ def test_old_spellings_are_not_options_and_new_ones_are(command):
 def test_modernize_rewrites_old_spellings_once_with_a_note():
     notes: list[str] = []
     args = ["convert", "runs", "-q", "t.tsv", "--runs=a.run", "--queries", "u", "-qv", "--", "-q"]
-    assert modernize(args, notes.append) == [
+    assert modernize(args, COMMANDS, notes.append) == [
         "convert", "runs", "--topics", "t.tsv", "--run=a.run", "--topics", "u", "--topics=v", "--", "-q",
     ]  # fmt: skip
     assert notes == [
@@ -184,8 +184,20 @@ def test_modernize_rewrites_old_spellings_once_with_a_note():
         "rubric: note: --queries in 'convert runs' is now --topics; the old spelling goes in the next "
         "release",
     ]
-    assert modernize(["evaluate", "leaderboard", "-q"], notes.append) == ["evaluate", "leaderboard", "-q"]
-    assert modernize(["--version"]) == ["--version"]
+    assert modernize(["evaluate", "leaderboard", "-q"], COMMANDS, notes.append) == [
+        "evaluate",
+        "leaderboard",
+        "-q",
+    ]
+    assert modernize(["--version"], COMMANDS) == ["--version"]
+    # `rubric grade PASSAGES` is `grade exam`; `grade direct` has its own table
+    assert modernize(["grade", "p.jsonl", "-m", "x"], COMMANDS, notes.append) == [
+        "grade",
+        "p.jsonl",
+        "--model",
+        "x",
+    ]
+    assert modernize(["grade", "direct", "p", "-q", "t"], COMMANDS, notes.append)[3:] == ["--topics", "t"]
 
 
 def test_an_old_spelling_works_through_the_cli_with_a_note():

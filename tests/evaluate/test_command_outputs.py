@@ -62,11 +62,11 @@ def test_leaderboard_options_fail_before_any_file_is_read(tmp_path, options, mes
 def test_leaderboard_output_in_every_format():
     done = evaluate(TINY / "qrels.txt", RUNS, ["map", "P.5"])
     tsv = leaderboard_output(TINY / "qrels.txt", RUNS, ["map", "P.5"], per_query=True, digits=3)
-    assert tsv.text == report_from(done.results).render("tsv", 3, per_query=True)
+    assert tsv.text == report_from(done.results).render("tsv", digits=3, per_query=True)
     assert tsv.notes[-1] == "scored 2 runs" and tsv.before == []
     trec = leaderboard_output(TINY / "qrels.txt", RUNS, ["map", "P.5"], fmt="trec_eval")
     assert trec.text == "".join(
-        line + "\n" for r in done.results for line in trec_eval_lines(r, False, False)
+        line + "\n" for r in done.results for line in trec_eval_lines(r, per_query=False, runid=False)
     )
     with_runid = leaderboard_output(TINY / "qrels.txt", RUNS[:1], ["official"], fmt="trec_eval")
     assert with_runid.text.startswith("runid                 \tall\talpha\n")

@@ -68,6 +68,7 @@ def generate_banks(
     topics: Sequence[Topic],
     prompt: Prompt,
     backend: TextGenerator,
+    *,
     kind: str,
     per_query: int = 10,
     parse_retries: int = 2,
@@ -196,6 +197,7 @@ def generate_bank_file(
     queries: Path,
     output: Path,
     llm: ChatSettings,
+    *,
     kind: str = "questions",
     style: str = "dl",
     facets: Path | None = None,
@@ -216,7 +218,14 @@ def generate_bank_file(
     chosen_prompt = get_prompt(prompt or GENERATE_PROMPTS[(kind, style)], prompt_files)
     backend, responses = llm.backend()
     banks, failures = generate_banks(
-        chosen, chosen_prompt, backend, kind, per_query, llm.parse_retries, test_collection, responses
+        chosen,
+        chosen_prompt,
+        backend,
+        kind=kind,
+        per_query=per_query,
+        parse_retries=llm.parse_retries,
+        test_collection=test_collection,
+        cache=responses,
     )
     write_bank(output, banks)
     items = sum(len(b.items) for b in banks)

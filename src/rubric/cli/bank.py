@@ -50,7 +50,16 @@ def generate(
     from rubric.bank.generate import generate_bank_file
 
     outcome = generate_bank_file(  # the options in the order of the command's
-        queries, output, llm, kind, style, facets, per_query, prompt, prompt_file, test_collection
+        queries,
+        output,
+        llm,
+        kind=kind,
+        style=style,
+        facets=facets,
+        per_query=per_query,
+        prompt=prompt,
+        prompt_files=prompt_file,
+        test_collection=test_collection,
     )
     opt.finish(outcome)
 
@@ -135,7 +144,17 @@ def import_(
     """
     from rubric.bank.importers import import_bank
 
-    info(import_bank(source, output, fmt, kind, queries, tqa_prefix, test_collection))
+    info(
+        import_bank(
+            source,
+            output,
+            fmt=fmt,
+            kind=kind,
+            queries=queries,
+            tqa_prefix=tqa_prefix,
+            test_collection=test_collection,
+        )
+    )
 
 
 @app.command("show")

@@ -65,6 +65,8 @@ def _register_phases() -> None:
 
 
 _register_phases()
+# Each group's command names, for the rewrite of old option spellings.
+COMMANDS = {phase: {c.name or "" for c in module.app.registered_commands} for phase, module in PHASES.items()}
 
 
 class Terminated(BaseException):
@@ -98,7 +100,7 @@ def main() -> None:
     """Run the CLI; errors become one line on stderr and exit code 2 (see the module docstring)."""
     signal.signal(signal.SIGTERM, _terminate)
     try:
-        code = app(args=modernize(sys.argv[1:]), standalone_mode=False)
+        code = app(args=modernize(sys.argv[1:], COMMANDS), standalone_mode=False)
     except UserError as e:  # a message may quote a file: its control characters are shown, not run
         print(f"rubric: error: {printable(str(e))}", file=sys.stderr)
         sys.exit(UserError.exit_code)

@@ -128,5 +128,5 @@ def meta_command(
     if plot is not None:
         from rubric.plots.figures import meta_figure
 
-        meta_figure(result, plot, label_runs)
+        meta_figure(result, plot, label_runs=label_runs)
         info(f"wrote {plot}")

@@ -12,7 +12,7 @@ has no new meaning there): ``-m`` for ``--model`` stays in the commands that tak
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 _TOPICS = {"--queries": "--topics", "-q": "--topics"}
 _MODEL = {"-m": "--model"}
@@ -38,10 +38,21 @@ RENAMED: dict[tuple[str, str], dict[str, str]] = {
 }
 
 
-def _command(args: Sequence[str]) -> tuple[str, str] | None:
-    """The (group, command) an argument list names, if its first two words are names."""
-    words = [a for a in args[:2] if not a.startswith("-")]
-    return (words[0], words[1]) if len(words) == 2 else None
+# A group whose first argument, when it names none of its commands, goes to this command.
+DEFAULT_COMMAND = {"grade": "exam"}
+
+
+def _command(args: Sequence[str], commands: dict[str, set[str]]) -> tuple[tuple[str, str], int] | None:
+    """The (group, command) an argument list names and where its options start; ``commands``:
+    each group's command names (``rubric grade PASSAGES ...`` is ``grade exam``)."""
+    if not args or args[0].startswith("-"):
+        return None
+    group = args[0]
+    if len(args) > 1 and args[1] in commands.get(group, ()):
+        return (group, args[1]), 2
+    if group in DEFAULT_COMMAND and len(args) > 1 and args[1] not in ("-h", "--help"):
+        return (group, DEFAULT_COMMAND[group]), 1
+    return None
 
 
 def _rename(arg: str, table: dict[str, str]) -> tuple[str, str] | None:
@@ -60,17 +71,21 @@ def _rename(arg: str, table: dict[str, str]) -> tuple[str, str] | None:
     return None
 
 
-def modernize(args: Sequence[str], note=None) -> list[str]:
+def modernize(
+    args: Sequence[str], commands: dict[str, set[str]], note: Callable[[str], None] | None = None
+) -> list[str]:
     """``args`` (without the program name) with the old spellings of its command replaced; each
-    old spelling used is noted once on stderr. Nothing after ``--`` is touched."""
-    command = _command(args)
-    table = RENAMED.get(command) if command else None
-    if not table:
+    old spelling used is noted once (``note``, default: a line on stderr). ``commands``: each
+    group's command names. Nothing after ``--`` is touched."""
+    found = _command(args, commands)
+    table = RENAMED.get(found[0]) if found else None
+    if not found or not table:
         return list(args)
+    (command, start) = found
     say = note or (lambda line: print(line, file=sys.stderr, flush=True))
-    out: list[str] = list(args[:2])
+    out: list[str] = list(args[:start])
     noted: set[str] = set()
-    rest = list(args[2:])
+    rest = list(args[start:])
     for i, arg in enumerate(rest):
         if arg == "--":
             out += rest[i:]

@@ -56,7 +56,9 @@ def grading_command(
     from rubric.verify.grading import grading_report
 
     texts = _texts(bank)
-    grading_report(graded.selection(), texts, width, table.fmt, table.output, info, answer_prompt)
+    grading_report(
+        graded.selection(), texts, width, fmt=table.fmt, output=table.output, note=info, answer=answer_prompt
+    )
 
 
 @app.command("grid")
@@ -82,7 +84,16 @@ def grid_command(
     from rubric.verify.grid import grid_report
 
     texts = _texts(bank)
-    grid_report(graded.selection(), texts, answers, width, table.fmt, table.output, info, answer_prompt)
+    grid_report(
+        graded.selection(),
+        texts,
+        answers=answers,
+        width=width,
+        fmt=table.fmt,
+        output=table.output,
+        note=info,
+        answer=answer_prompt,
+    )
 
 
 @app.command("uncovered")
@@ -111,7 +122,15 @@ def uncovered_command(
     """
     from rubric.verify.uncovered import uncovered_report
 
-    uncovered_report(graded.selection(), min_judgment, min_grade, width, table.fmt, table.output, info)
+    uncovered_report(
+        graded.selection(),
+        min_judgment,
+        min_grade,
+        width=width,
+        fmt=table.fmt,
+        output=table.output,
+        note=info,
+    )
 
 
 @app.command("spurious")
@@ -135,7 +154,16 @@ def spurious_command(
     from rubric.verify.spurious import spurious_report
 
     texts = _texts(bank)
-    spurious_report(graded.selection(), max_judgment, min_grade, texts, top, table.fmt, table.output, info)
+    spurious_report(
+        graded.selection(),
+        max_judgment,
+        min_grade,
+        item_texts=texts,
+        top=top,
+        fmt=table.fmt,
+        output=table.output,
+        note=info,
+    )
 
 
 @app.command("agreement")
@@ -260,7 +288,14 @@ def impact_command(
 
     rule = LabelRule.parse(label, min_grade)
     impact_report(
-        graded.selection(), bank_before, bank_after, rule, table.fmt, table.output, needs_grading, info
+        graded.selection(),
+        bank_before,
+        bank_after,
+        rule=rule,
+        fmt=table.fmt,
+        output=table.output,
+        needs_grading=needs_grading,
+        note=info,
     )
 
 

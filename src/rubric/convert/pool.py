@@ -55,6 +55,7 @@ def build_pool(
     queries: Queries,
     run_paths: Sequence[Path],
     collection: Sequence[Path],
+    *,
     qrels: Qrels | None = None,
     top_k: int = 20,
     name_from: str = "tag",
@@ -151,7 +152,13 @@ def pool_inputs(
     texts = dict(queries) if isinstance(queries, dict) else read_queries(queries)
     judged = read_qrels(qrels) if qrels is not None else None
     return build_pool(
-        texts, run_paths, collection, judged, top_k=top_k, name_from=name_from, allow_missing=allow_missing
+        texts,
+        run_paths,
+        collection,
+        qrels=judged,
+        top_k=top_k,
+        name_from=name_from,
+        allow_missing=allow_missing,
     )
 
 

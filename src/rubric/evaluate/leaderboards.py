@@ -298,9 +298,11 @@ def leaderboard_output(
     )
     if fmt == "trec_eval":
         runid = wants_runid(measures)
-        text = "".join(line + "\n" for r in done.results for line in trec_eval_lines(r, per_query, runid))
+        text = "".join(
+            line + "\n" for r in done.results for line in trec_eval_lines(r, per_query=per_query, runid=runid)
+        )
     else:
-        text = report_from(done.results).render(fmt, digits, per_query)
+        text = report_from(done.results).render(fmt, digits=digits, per_query=per_query)
     return Rendered(text, [*done.notes, f"scored {len(done.results)} runs"])
 
 

@@ -583,7 +583,14 @@ def meta_output(
 
     check_format(fmt, FORMATS)
     if confusion:
-        return confusion_output(evaluations, reference, measures, per_topic, label_runs, queries)
+        return confusion_output(
+            evaluations,
+            reference=reference,
+            measures=measures,
+            per_topic=per_topic,
+            label_runs=label_runs,
+            queries=queries,
+        )
     if not reference:
         raise UserError("--reference: give the reference evaluation (or use --confusion)")
     chosen = QuerySelection.of(queries)

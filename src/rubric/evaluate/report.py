@@ -93,7 +93,7 @@ class Report:
 
     # --- writers -------------------------------------------------------------------------------
 
-    def to_tsv(self, digits: int = 4, per_query: bool = False) -> str:
+    def to_tsv(self, digits: int = 4, *, per_query: bool = False) -> str:
         """``run measure value stderr n_queries``; with ``per_query``: ``run measure query value``."""
         if per_query:
             lines = ["run\tmeasure\tquery\tvalue"]
@@ -108,7 +108,7 @@ class Report:
         )
         return "\n".join(lines) + "\n"
 
-    def to_dict(self, per_query: bool = False) -> list[dict]:
+    def to_dict(self, *, per_query: bool = False) -> list[dict]:
         rows = []
         for s in self.scores:
             row = {
@@ -123,8 +123,8 @@ class Report:
             rows.append(row)
         return rows
 
-    def to_json(self, per_query: bool = False) -> str:
-        return json.dumps(self.to_dict(per_query), indent=1) + "\n"
+    def to_json(self, *, per_query: bool = False) -> str:
+        return json.dumps(self.to_dict(per_query=per_query), indent=1) + "\n"
 
     def to_latex(self, digits: int = 3) -> str:
         """A booktabs table: one row per run, one column per measure, best value in bold."""
@@ -154,12 +154,12 @@ class Report:
         lines += ["\\bottomrule", "\\end{tabular}"]
         return "\n".join(lines) + "\n"
 
-    def render(self, fmt: str, digits: int = 4, per_query: bool = False) -> str:
+    def render(self, fmt: str, *, digits: int = 4, per_query: bool = False) -> str:
         if fmt == "json":
-            return self.to_json(per_query)
+            return self.to_json(per_query=per_query)
         if fmt == "latex":
             return self.to_latex(min(digits, 3))
-        return self.to_tsv(digits, per_query)
+        return self.to_tsv(digits, per_query=per_query)
 
 
 @dataclass

@@ -100,6 +100,7 @@ def cohens_d(diffs: list[float]) -> float:
 def compare_scores(
     per_query: dict[str, dict[str, float]],
     measure: str,
+    *,
     test: str = "t",
     correction: str = "holm",
     n_resamples: int = 10_000,
@@ -207,6 +208,7 @@ def compare(
     qrels: Any,
     runs: Any,
     measures: Iterable[Any] | str,
+    *,
     test: str = "t",
     correction: str = "holm",
     baseline: str | None = None,
@@ -233,7 +235,17 @@ def compare(
     rows = []
     for m in done.results[0].values if done.results else []:
         per_query = {r.run: r.values[m] for r in done.results}
-        rows.extend(compare_scores(per_query, m.label, test, "none", n_resamples, seed, baseline))
+        rows.extend(
+            compare_scores(
+                per_query,
+                m.label,
+                test=test,
+                correction="none",
+                n_resamples=n_resamples,
+                seed=seed,
+                baseline=baseline,
+            )
+        )
     for row, p in zip(rows, adjust([r.p_value for r in rows], correction), strict=True):
         row.p_adjusted = p
     return Comparisons(rows, alpha, list(done.notes))

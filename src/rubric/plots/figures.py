@@ -12,10 +12,12 @@ from rubric.plots.heatmap import assignment_heatmap
 from rubric.plots.scatter import meta_scatter
 
 
-def meta_figure(result: MetaReport | AssignmentConfusion, path: str | Path, label_runs: bool = False) -> None:
+def meta_figure(
+    result: MetaReport | AssignmentConfusion, path: str | Path, *, label_runs: bool = False
+) -> None:
     """Draw ``result`` to ``path`` (.png, .svg or .pdf); ``label_runs`` names the runs' points of
     a scatter."""
     if isinstance(result, MetaReport):
-        meta_scatter(result.rows, path, result.reference, label_runs)
+        meta_scatter(result.rows, path, result.reference, label_runs=label_runs)
     else:
         assignment_heatmap(result, path)

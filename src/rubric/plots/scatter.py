@@ -53,7 +53,7 @@ def _fmt(value: float) -> str:
     return "n/a" if value != value else f"{value:.3f}"
 
 
-def meta_scatter(rows: list[MetaRow], path: str | Path, reference: str, label_runs: bool = False) -> None:
+def meta_scatter(rows: list[MetaRow], path: str | Path, reference: str, *, label_runs: bool = False) -> None:
     """Draw the scatter plots of these rows into ``path`` (.png, .svg or .pdf)."""
     fmt = plot_format(path)
     nrows, ncols, places = layout(rows)
@@ -62,16 +62,16 @@ def meta_scatter(rows: list[MetaRow], path: str | Path, reference: str, label_ru
         fig = new_figure(ncols * PANEL_INCHES, nrows * PANEL_INCHES)
         axes = fig.subplots(nrows, ncols, squeeze=False)
         for k, (row, (i, j)) in enumerate(zip(rows, places, strict=True)):
-            titles.update(_panel(axes[i][j], k, row, reference, label_runs))
+            titles.update(_panel(axes[i][j], k, row, reference=reference, label_runs=label_runs))
         for ax in axes.flat[len(rows) :] if len(places) < nrows * ncols else []:
             ax.set_axis_off()  # the unused places of the last line
-        data = render(fig, fmt)
+        data = render(fig, digits=fmt)
     if fmt == "svg":
         data = svg_titles(data, titles)
     write_bytes(path, data)
 
 
-def _panel(ax, k: int, row: MetaRow, reference: str, label_runs: bool) -> dict[str, str]:
+def _panel(ax, k: int, row: MetaRow, *, reference: str, label_runs: bool) -> dict[str, str]:
     paired = row.paired
     assert paired is not None, "meta_scatter needs rows that keep their values"
     titles: dict[str, str] = {}

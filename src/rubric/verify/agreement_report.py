@@ -102,13 +102,13 @@ def agreement_report(request: AgreementRequest, note: Callable[[str], None]) -> 
         request.graded,
         request.labels,
         request.judgments,
-        chosen,
-        request.prompt_classes,
-        request.llm,
-        request.prompt_type,
-        rule,
-        mapping,
-        note,
+        chosen=chosen,
+        prompt_classes=request.prompt_classes,
+        llm=request.llm,
+        prompt_type=request.prompt_type,
+        rule=rule,
+        mapping=mapping,
+        note=note,
     )
     report = AgreementReport()
     for name, counts in sides:
