@@ -159,7 +159,7 @@ class GradeJob:
     def open_cache(self) -> Any:
         from rubric.llm.cache import open_cache
 
-        return open_cache(self.cache, self.use_cache)
+        return open_cache(self.cache, use=self.use_cache)
 
     def check(self) -> None:
         """Everything that can be wrong with the inputs, before any model loads or worker starts."""

@@ -383,7 +383,7 @@ class GenerativeHF(ChoiceRater, TokenCounter):
             return tensor.pin_memory().to(self.device, non_blocking=True)
         return tensor
 
-    def _run(self, batch: dict[str, Any], max_new: int, beams: int, scores: bool = False) -> Any:
+    def _run(self, batch: dict[str, Any], max_new: int, beams: int, *, scores: bool = False) -> Any:
         return self.net.generate(
             **self._inputs(batch),
             max_new_tokens=max_new,

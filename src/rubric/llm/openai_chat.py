@@ -145,7 +145,7 @@ class OpenAIChat(ChoiceRater):
         that is no cache fails before the API key is read)."""
         from rubric.llm.cache import open_cache
 
-        responses = open_cache(cache, use_cache)
+        responses = open_cache(cache, use=use_cache)
         return cls.from_options(model, **options), responses
 
     @classmethod
