@@ -652,7 +652,7 @@ def open_output(
     check_output(path, inputs)
     compress = wants_gzip(path) if compress is None else compress
     writer = _write_in_place if writes_in_place(path) else _write_replacing
-    with writer(path, compress) as f:
+    with writer(path, compress=compress) as f:
         yield f
 
 
