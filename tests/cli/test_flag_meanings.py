@@ -41,6 +41,7 @@ MEANINGS = {
     "--no-compile": "do not torch.compile a local model",
     "--complete": "trec_eval -c: a query missing from the input counts 0",
     "--concurrency": "requests in flight at once",
+    "--confidence": "coverage of the intervals",
     "--device": "torch device of a local model",
     "--devices": "devices of the grading workers",
     "--digits": "decimals of printed or ranked scores",

@@ -378,7 +378,7 @@ def sample_command(
     level: opt.Level = 1,
     passages_out: OptionalOutputPath = typer.Option(
         None,
-        "--passages",
+        "--passages-out",
         help="Also write every graded passage ordered by how likely its LLM label is wrong (grade kinds "
         "disagreeing, labels at the -l threshold), to correct first. Not a random sample: not for "
         "`evaluate estimate`.",

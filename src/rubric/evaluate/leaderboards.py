@@ -111,13 +111,19 @@ EvaluatorSettings = tuple  # the arguments of Evaluator: qrels, measures, level,
 _worker_evaluator: Evaluator | None = None
 
 
+def _evaluator(settings: EvaluatorSettings) -> Evaluator:
+    """The :class:`Evaluator` of ``settings`` (a tuple, so that worker processes get it pickled)."""
+    qrels, measures, level, complete, judged_only, items = settings
+    return Evaluator(qrels, measures, level=level, complete=complete, judged_only=judged_only, items=items)
+
+
 def _start_worker(settings: EvaluatorSettings) -> None:
     """A worker process builds its own trec_eval evaluator once (it cannot be pickled)."""
     global _worker_evaluator
     from rubric.data.trec import quiet_worker
 
     quiet_worker()
-    _worker_evaluator = Evaluator(*settings)
+    _worker_evaluator = _evaluator(settings)
 
 
 def _score_file(job: tuple[Path, str | None, frozenset[str]]) -> tuple[QueryValues, Path | None]:
@@ -137,7 +143,7 @@ def score_runs(
     given as objects, standard input and pipes are scored here. Two runs of one name are an
     error, as in :func:`~rubric.data.trec.read_runs`.
     """
-    evaluator = Evaluator(*settings)  # checks the measures before any run is read
+    evaluator = _evaluator(settings)  # checks the measures before any run is read
     if isinstance(runs, Mapping):
         return [evaluator.evaluate(scores, name) for name, scores in runs.items()]
     queries = frozenset(settings[0])
