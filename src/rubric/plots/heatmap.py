@@ -50,7 +50,7 @@ def count_heatmaps(panels: list[CountMatrix], path: str | Path) -> None:
         axes = fig.subplots(1, len(panels), squeeze=False)[0]
         for ax, panel in zip(axes, panels, strict=True):
             _panel(fig, ax, panel)
-        data = render(fig, digits=fmt)
+        data = render(fig, fmt)
     write_bytes(path, data)
 
 

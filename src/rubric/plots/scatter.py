@@ -65,7 +65,7 @@ def meta_scatter(rows: list[MetaRow], path: str | Path, reference: str, *, label
             titles.update(_panel(axes[i][j], k, row, reference=reference, label_runs=label_runs))
         for ax in axes.flat[len(rows) :] if len(places) < nrows * ncols else []:
             ax.set_axis_off()  # the unused places of the last line
-        data = render(fig, digits=fmt)
+        data = render(fig, fmt)
     if fmt == "svg":
         data = svg_titles(data, titles)
     write_bytes(path, data)
