@@ -289,7 +289,11 @@ def test_conditions_with_different_measures_share_one_table(tmp_path):
     assert "qrels: no cover@10 scores; no row for it" in report.notes
     with pytest.raises(UserError, match="no scores for measure 'map'"):
         meta_evaluate(
-            [("qrels", qrels), ("cover", cover)], human, measures=["map"], reference_measure="ndcg_cut.10", resamples=0
+            [("qrels", qrels), ("cover", cover)],
+            human,
+            measures=["map"],
+            reference_measure="ndcg_cut.10",
+            resamples=0,
         )
 
 

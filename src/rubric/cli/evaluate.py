@@ -178,8 +178,17 @@ def learn_command(
     """
     from rubric.evaluate.learn import learn_file
 
-    options = {"feature_set": features, "method": classifier, "folds": folds, "seed": seed}
-    _notes(learn_file(graded, output, judgments=judgments, **options))
+    _notes(
+        learn_file(
+            graded,
+            output,
+            judgments=judgments,
+            feature_set=features,
+            method=classifier,
+            folds=folds,
+            seed=seed,
+        )
+    )
 
 
 @app.command("leaderboard")
@@ -373,11 +382,12 @@ def correlate_command(
     """
     from rubric.evaluate.correlation import SweepGrid, correlation_output
 
-    measure = None
+    measure: str | None = None
     if not sweep:  # one --measure: the leaderboard's column; with --sweep: the grid's measures
         if len(measures or []) > 1:
             raise UserError("--measure: give one without --sweep (the leaderboard column to rank by)")
-        measure, measures = (measures or [None])[0], []
+        measure = measures[0] if measures else None
+        measures = []
     grid = SweepGrid(qrels, runs, measures, levels, query, queries)
     _write(
         correlation_output(
