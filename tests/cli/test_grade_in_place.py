@@ -32,7 +32,7 @@ def graded(tmp_path_factory, tiny_models_dirs):
     folder = tmp_path_factory.mktemp("in-place")
     pool = folder / "passages.jsonl.gz"
     r = root_conftest.run_cli(
-        "convert", "runs", "--queries", TINY / "queries.tsv", "--collection", TINY / "collection.tsv",
+        "convert", "runs", "--topics", TINY / "queries.tsv", "--collection", TINY / "collection.tsv",
         "--qrels", TINY / "qrels.txt", TINY / "run.alpha", TINY / "run.beta", "-o", pool,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
@@ -84,7 +84,9 @@ def test_direct_grading_in_place_with_a_query(cli, graded, tmp_path):
     original, model = graded
     g = tmp_path / "g.jsonl.gz"
     shutil.copy(original, g)
-    r = cli("grade", "direct", g, "-q", TINY / "queries.tsv", "-p", "Sun", *model, "--query", "q2", "-o", g)
+    r = cli(
+        "grade", "direct", g, "--topics", TINY / "queries.tsv", "-p", "Sun", *model, "--query", "q2", "-o", g
+    )
     assert r.returncode == 0, r.stderr
     before, after = lines(original), lines(g)
     assert [after[0], after[2]] == [before[0], before[2]]
