@@ -95,8 +95,8 @@ def test_write_qrels_file(graded, tmp_path):
     [
         ({"selection": GradeFilter(prompt_type="answer")}, "--prompt-type: expected one of question, nugget"),
         ({"label": "best"}, "--label: expected 'max', 'count' or 'nth:M'"),
-        ({"facet_bank": "bank.jsonl"}, "--bank: only used with --facets"),
-        ({"facets": True, "per_item": True}, "--facets: not used with --per-item"),
+        ({"facet_bank": "bank.jsonl"}, "--bank: only used with --per-facet"),
+        ({"facets": True, "per_item": True}, "--per-facet: not used with --per-item"),
     ],
 )
 def test_qrels_options_fail_before_any_file_is_read(tmp_path, options, message):
