@@ -46,7 +46,7 @@ def lines(path: Path) -> list:
 def whole(tmp_path_factory, models, pool):
     """One graded file (two question prompts) and the arguments that made it."""
     folder = tmp_path_factory.mktemp("whole")
-    args = [pool, "--bank", BANKS / "questions.jsonl", "-p", SELF, "-p", EXTRACT, "-m", models["t5"]]
+    args = [pool, "--bank", BANKS / "questions.jsonl", "-p", SELF, "-p", EXTRACT, "--model", models["t5"]]
     args += ["--max-new-tokens", "4", "--cache", folder / "c.sqlite"]
     r = root_conftest.run_cli("grade", *args, "-o", folder / "graded.jsonl.gz")
     assert r.returncode == 0, r.stderr
@@ -68,7 +68,7 @@ def test_nuggets_with_a_chat_model_and_direct_prompts(cli, tmp_path, models, poo
     nug = tmp_path / "nuggets.jsonl.gz"
     r = cli(
         "grade", pool, "--bank", BANKS / "nuggets.jsonl", "-p", "NuggetSelfRatedPrompt",
-        "-p", "NuggetExtractionPrompt", "--backend", "hf-causal", "-m", models["gpt2"],
+        "-p", "NuggetExtractionPrompt", "--backend", "hf-causal", "--model", models["gpt2"],
         "--max-new-tokens", "3", "--no-cache", "-o", nug,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
@@ -93,7 +93,7 @@ def test_extractive_qa_backend(cli, tmp_path, models, pool):
     out = tmp_path / "qa.jsonl.gz"
     r = cli(
         "grade", pool, "--bank", BANKS / "questions.jsonl", "-p", EXTRACT, "--backend", "hf-qa",
-        "-m", models["qa"], "--no-cache", "-o", out,
+        "--model", models["qa"], "--no-cache", "-o", out,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     for _, ps in lines(out):
@@ -127,7 +127,7 @@ def test_shards_merge_into_the_unsharded_file(cli, tmp_path, whole, pool):
 @pytest.mark.subprocess
 def test_kill_9_then_rerun_gives_the_uninterrupted_file(cli, tmp_path, models):
     passages, bank = tiny_models.big_pool(tmp_path)
-    args = ["grade", passages, "--bank", bank, "-p", SELF, "-m", models["t5"], "--no-fast", "--no-cache"]
+    args = ["grade", passages, "--bank", bank, "-p", SELF, "--model", models["t5"], "--no-fast", "--no-cache"]
     args += ["--max-new-tokens", "12", "--checkpoint-pairs", "16"]
     clean = tmp_path / "clean.jsonl.gz"
     assert cli(*args, "-o", clean).returncode == 0
@@ -165,11 +165,11 @@ def test_user_errors(cli, user_error, tmp_path, models, pool):
     user_error(cli("grade", pool, "--bank", bank, "-p", SELF, "--backend", "nope", "-o", out), "--backend")
     user_error(cli("grade", pool, "--bank", bank, "-p", SELF, "--shard", "3/2", "-o", out), "--shard")
     user_error(
-        cli("grade", pool, "--bank", bank, "-p", "NuggetSelfRatedPrompt", "-m", models["t5"], "-o", out),
+        cli("grade", pool, "--bank", bank, "-p", "NuggetSelfRatedPrompt", "--model", models["t5"], "-o", out),
         "--prompt NuggetSelfRatedPrompt: grades nugget items, but the bank holds question items",
     )
     user_error(
-        cli("grade", pool, "--bank", bank, "-p", "Sun", "-m", models["t5"], "-o", out),
+        cli("grade", pool, "--bank", bank, "-p", "Sun", "--model", models["t5"], "-o", out),
         "rubric grade direct",
     )
     user_error(
@@ -177,12 +177,23 @@ def test_user_errors(cli, user_error, tmp_path, models, pool):
     )
     # a model made for another backend says which one; backends without a default need --model
     user_error(
-        cli("grade", pool, "--bank", bank, "-p", SELF, "-m", models["qa"], "-o", out),
+        cli("grade", pool, "--bank", bank, "-p", SELF, "--model", models["qa"], "-o", out),
         f"--model {models['qa']}: a model for --backend hf-qa, not hf-seq2seq; add --backend hf-qa",
     )
     user_error(
         cli(
-            "grade", pool, "--bank", bank, "-p", SELF, "--backend", "hf-causal", "-m", models["t5"], "-o", out
+            "grade",
+            pool,
+            "--bank",
+            bank,
+            "-p",
+            SELF,
+            "--backend",
+            "hf-causal",
+            "--model",
+            models["t5"],
+            "-o",
+            out,
         ),
         "not hf-causal; add --backend hf-seq2seq",
     )

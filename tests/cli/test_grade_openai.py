@@ -39,7 +39,7 @@ def test_openai_backend_grades_with_retries_and_cache(cli, tmp_path):
     key.write_text("sk-test-secret-123\n")
     out, cache = tmp_path / "graded.jsonl.gz", tmp_path / "cache.sqlite"
     with serve(fail_rate=0.3, seed=7) as srv:
-        args = ["grade", passages, "--bank", BANK, "-p", SELF, "--backend", "openai", "-m", "test-model",
+        args = ["grade", passages, "--bank", BANK, "-p", SELF, "--backend", "openai", "--model", "test-model",
                 "--base-url", srv.url, "--api-key-file", key, "--cache", cache, "-o", out]  # fmt: skip
         r = cli(*args, "--retry-base", "0.05")
         assert r.returncode == 0, r.stderr

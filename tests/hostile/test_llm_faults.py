@@ -39,7 +39,7 @@ def hostile_faults() -> dict:
 
 
 def llm(srv, tmp_path, *extra) -> list:
-    return ["-m", "test-model", "--base-url", srv.url, "--retry-base", "0.01", "--max-retries", "1",
+    return ["--model", "test-model", "--base-url", srv.url, "--retry-base", "0.01", "--max-retries", "1",
             "--cache", tmp_path / "cache.sqlite", *extra]  # fmt: skip
 
 
@@ -238,9 +238,9 @@ def test_a_cache_file_that_is_not_a_cache(cli, user_error, tmp_path, command):
     bank, nuggets = one_item_bank(tmp_path / "bank.jsonl"), one_item_bank(tmp_path / "n.jsonl", nugget=True)
     (tmp_path / "q.json").write_text(json.dumps({"q1": "bees"}))
     out = tmp_path / "out.jsonl"
-    api = ["-m", "m", "--base-url", "http://127.0.0.1:9/v1"]
+    api = ["--model", "m", "--base-url", "http://127.0.0.1:9/v1"]
     args = {
-        "grade": ["grade", passages, "--bank", bank, "-p", SELF, "-m", tmp_path / "no-model"],
+        "grade": ["grade", passages, "--bank", bank, "-p", SELF, "--model", tmp_path / "no-model"],
         "grade-openai": ["grade", passages, "--bank", bank, "-p", SELF, "--backend", "openai", *api],
         "generate": ["bank", "generate", "--topics", tmp_path / "q.json", *api],
         "nuggetize": ["bank", "nuggetize", "--passages", passages, "--topics", tmp_path / "q.json", *api],
@@ -287,7 +287,7 @@ def test_grade_option_ranges(cli, user_error, tmp_path, option, value, message):
     out = tmp_path / "out.jsonl.gz"
     # a model that does not exist: the option is refused before anything loads
     r = cli("grade", passages, "--bank", one_item_bank(tmp_path / "bank.jsonl"), "-p", SELF,
-            "-m", tmp_path / "no-model", option, value, "-o", out)  # fmt: skip
+            "--model", tmp_path / "no-model", option, value, "-o", out)  # fmt: skip
     user_error(r, message)
     assert not out.exists()
 
@@ -304,7 +304,7 @@ def test_llm_option_ranges(cli, user_error, tmp_path, command, option, value, me
     }[command]
     out = tmp_path / "out.jsonl"
     user_error(
-        cli(*args, "-m", "m", "--base-url", "http://127.0.0.1:9/v1", option, value, "-o", out), message
+        cli(*args, "--model", "m", "--base-url", "http://127.0.0.1:9/v1", option, value, "-o", out), message
     )
     assert not out.exists()
 
