@@ -93,6 +93,7 @@ def grade(
             "queries",
         )
     chosen = [prompts] if isinstance(prompts, str) else list(prompts)
+    grouped = _split(settings)
     with tempfile.TemporaryDirectory(prefix="rubric-grade-api-") as tmp:
         files, given = _files(Path(tmp), passages=passages, bank=bank, queries=queries)
         target = Path(output) if output is not None else Path(tmp) / "graded.jsonl"
@@ -106,13 +107,13 @@ def grade(
             no_cache=not use_cache,
             checkpoint_pairs=checkpoint_pairs,
             query=None if query is None else list(query),
-            **_split(settings),
+            **grouped,
         )
         outcome = run.grade(
             files["passages"], chosen, files["bank"], files["queries"], report=report, given=given
         )
         graded = list(read_passages(target))
-    assert outcome.stats is not None
+    assert outcome.stats is not None  # GradeSettings.grade always counts
     return Graded(graded, outcome.stats, outcome)
 
 
