@@ -5,7 +5,7 @@ report object (``to_tsv()``, ``to_json()``, ``to_latex()``)::
 
     import rubric
     passages = rubric.pool("queries.json", ["runs/"], "collection.tsv", qrels="qrels.txt")
-    graded = rubric.grade(passages, "nuggets.jsonl", "NuggetSelfRatedPrompt", "embedding")
+    graded = rubric.grade(passages, "nuggets.jsonl", prompts="NuggetSelfRatedPrompt", backend="embedding")
     board = rubric.leaderboard(rubric.qrels(graded, min_grade=4), ["runs/"], "nDCG@10")
     print(board.to_tsv())
 

@@ -5,7 +5,7 @@ objects, with the defaults of the matching command, so a notebook can go from ru
 leaderboard without files in between::
 
     passages = rubric.pool("queries.json", ["runs/"], ["collection.tsv"], qrels="qrels.txt")
-    graded = rubric.grade(passages, "nuggets.jsonl", "NuggetSelfRatedPrompt", "embedding")
+    graded = rubric.grade(passages, "nuggets.jsonl", prompts="NuggetSelfRatedPrompt", backend="embedding")
     board = rubric.leaderboard(rubric.qrels(graded), ["runs/"], "nDCG@10")
 """
 

@@ -309,7 +309,7 @@ def test_auto_attention_and_option_errors(t5_dir, gpt2_dir):
     assert make_backend("hf-seq2seq", str(t5_dir)).attention == "sdpa"
     assert make_backend("hf-causal", str(gpt2_dir)).attention == "sdpa"  # transformers' default
     assert make_backend("hf-seq2seq", str(t5_dir), attention="eager").encoder is None
-    with pytest.raises(UserError, match=r"--attention: expected one of auto, eager, sdpa, flex, got 'fast'"):
+    with pytest.raises(UserError, match=r"^attention: expected one of auto, eager, sdpa, flex, got 'fast'"):
         make_backend("hf-seq2seq", str(t5_dir), attention="fast")
     with pytest.raises(UserError, match="--attention flex: GPT2LMHeadModel has no FlexAttention path"):
         make_backend("hf-causal", str(gpt2_dir), attention="flex")

@@ -28,6 +28,17 @@ def is_output(hint: Any) -> bool:
     return typing.get_origin(hint) is Annotated and any(isinstance(m, Writes) for m in hint.__metadata__)
 
 
+#: Library parameters whose command-line option is not ``--`` and the name with dashes.
+FLAGS = {"output": "-o", "prompts": "--prompt", "prompt_files": "--prompt-file"}
+
+
+def flag(parameter: str) -> str:
+    """The command-line option of a library parameter (``checkpoint_pairs`` ->
+    ``--checkpoint-pairs``): library errors name parameters, the CLI prints its options
+    (:meth:`rubric.errors.UserError.spelled`)."""
+    return FLAGS.get(parameter, "--" + parameter.replace("_", "-"))
+
+
 def phase_app(help_text: str, **settings: Any) -> typer.Typer:
     """A Typer group with the conventions of every phase (no completion, -h, plain help)."""
     return typer.Typer(

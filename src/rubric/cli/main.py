@@ -20,7 +20,7 @@ import typer
 
 from rubric import __version__
 from rubric.cli import bank, convert, evaluate, grade, prompts, verify
-from rubric.cli.common import guard_outputs, phase_app
+from rubric.cli.common import flag, guard_outputs, phase_app
 from rubric.errors import UserError, printable
 
 PHASES = {
@@ -98,7 +98,7 @@ def main() -> None:
     try:
         code = app(standalone_mode=False)
     except UserError as e:  # a message may quote a file: its control characters are shown, not run
-        print(f"rubric: error: {printable(str(e))}", file=sys.stderr)
+        print(f"rubric: error: {printable(e.spelled(flag))}", file=sys.stderr)
         sys.exit(UserError.exit_code)
     except typer.TyperException as e:
         _command_line_error(e)

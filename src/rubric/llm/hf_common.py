@@ -85,7 +85,7 @@ def resolve_dtype(dtype: str, device: str) -> Any:
     """``auto`` -> bfloat16 on GPU, float32 on CPU."""
     import torch
 
-    one_of("--dtype", dtype, DTYPES)
+    one_of("dtype", dtype, DTYPES)
     if dtype == "auto":
         dtype = "bfloat16" if device_type(device) == "cuda" else "float32"
     return getattr(torch, dtype)
@@ -213,7 +213,7 @@ class GenerativeHF(ChoiceRater, TokenCounter):
         super().__init__(settings.model)
         self.settings = settings
         self.device = resolve_device(settings.device)
-        one_of("--attention", settings.attention, ATTENTIONS)
+        one_of("attention", settings.attention, ATTENTIONS)
         settings.batch_size = settings.batch_size or AUTO_BATCH[device_type(self.device)]
         settings.pad_multiple = settings.pad_multiple or AUTO_PAD_MULTIPLE[device_type(self.device)]
         self._ids: dict[str, list[int]] = {}

@@ -84,19 +84,19 @@ def check_api_options(
     temperature: float = 0.0,
     max_tokens: int | None = None,
 ) -> None:
-    """Range checks of the client options, each naming its command-line option."""
+    """Range checks of the client options, each naming its parameter (the CLI: its option)."""
     bad = [
-        ("--concurrency", concurrency, concurrency >= 1, "at least 1"),
-        ("--rpm", rpm, rpm is None or (math.isfinite(rpm) and rpm > 0), "a positive number"),
-        ("--max-retries", max_retries, max_retries >= 0, "0 or more"),
-        ("--timeout", timeout, math.isfinite(timeout) and timeout > 0, "a positive number of seconds"),
-        ("--retry-base", retry_base, math.isfinite(retry_base) and retry_base >= 0, "0 or more seconds"),
-        ("--temperature", temperature, math.isfinite(temperature) and 0 <= temperature <= 2, "0 to 2"),
-        ("--max-tokens", max_tokens, max_tokens is None or max_tokens >= 1, "at least 1"),
+        ("concurrency", concurrency, concurrency >= 1, "at least 1"),
+        ("rpm", rpm, rpm is None or (math.isfinite(rpm) and rpm > 0), "a positive number"),
+        ("max_retries", max_retries, max_retries >= 0, "0 or more"),
+        ("timeout", timeout, math.isfinite(timeout) and timeout > 0, "a positive number of seconds"),
+        ("retry_base", retry_base, math.isfinite(retry_base) and retry_base >= 0, "0 or more seconds"),
+        ("temperature", temperature, math.isfinite(temperature) and 0 <= temperature <= 2, "0 to 2"),
+        ("max_tokens", max_tokens, max_tokens is None or max_tokens >= 1, "at least 1"),
     ]
-    for option, value, ok, want in bad:
+    for name, value, ok, want in bad:
         if not ok:
-            raise UserError(f"{option}: must be {want}, got {value}")
+            raise UserError(f"{{{name}}}: must be {want}, got {value}", name)
 
 
 class OpenAIChat(ChoiceRater):
@@ -169,7 +169,9 @@ class OpenAIChat(ChoiceRater):
         """
         tuning = {k: extra.pop(k) for k in ("retry_base", "retry_cap", "progress") if k in extra}
         if (extra.pop("num_beams", None) or 1) > 1:
-            raise UserError("--num-beams: the openai backend decodes greedily (temperature 0), no beams")
+            raise UserError(
+                "{num_beams}: the openai backend decodes greedily (temperature 0), no beams", "num_beams"
+            )
         max_new_tokens = extra.pop("max_new_tokens", None)
         if max_tokens is None:
             max_tokens = max_new_tokens
@@ -177,7 +179,7 @@ class OpenAIChat(ChoiceRater):
             extra.pop(local_only, None)
         unknown = [k for k, v in extra.items() if v is not None]
         if unknown:
-            raise UserError(f"--{unknown[0].replace('_', '-')}: not an option of the openai backend")
+            raise UserError(f"{{{unknown[0]}}}: not an option of the openai backend", unknown[0])
         return cls(
             model=model,
             base_url=base_url,

@@ -58,14 +58,23 @@ def backends_help() -> str:
     return ", ".join(f"{name} ({DESCRIPTIONS.get(name, name)})" for name in BACKENDS)
 
 
-def backend_class(name: str) -> Any:
-    """The class registered as ``name``; an unknown name, or one whose extra is not installed, is
-    an error (listing the known ones; naming the pip command)."""
+def check_backend(name: str) -> str:
+    """The import target registered as ``name``; an unknown name, or one whose extra is not
+    installed, is an error (listing the known ones; naming the pip command). Imports nothing, so
+    option checks call it before any file is read."""
     target = BACKENDS.get(name)
     if target is None:
-        raise UserError(f"--backend: unknown backend {name!r}; known: {', '.join(sorted(BACKENDS))}")
+        raise UserError(
+            f"{{backend}}: unknown backend {name!r}; known: {', '.join(sorted(BACKENDS))}", "backend"
+        )
     if name in BACKEND_EXTRAS:
         require(BACKEND_EXTRAS[name], f"--backend {name}")
+    return target
+
+
+def backend_class(name: str) -> Any:
+    """The class registered as ``name`` (checked by :func:`check_backend`)."""
+    target = check_backend(name)
     module, _, cls = target.partition(":")
     return getattr(importlib.import_module(module), cls)
 
@@ -75,7 +84,9 @@ def default_model(name: str) -> str:
     if name in DEFAULT_MODELS:
         return DEFAULT_MODELS[name]
     backend_class(name)  # an unknown backend is the first problem to report
-    raise UserError(f"--model: required with --backend {name} (it has no default model)")
+    raise UserError(
+        f"{{model}}: required with {{backend}} {name} (it has no default model)", "model", "backend"
+    )
 
 
 def backend_for_model(model: str) -> str | None:
@@ -108,7 +119,9 @@ def check_model_fits(name: str, model: str) -> None:
     wanted = backend_for_model(model)
     if name in BACKENDS and name != "openai" and wanted is not None and wanted != name:
         raise UserError(
-            f"--model {model}: a model for --backend {wanted}, not {name}; add --backend {wanted}"
+            f"{{model}} {model}: a model for {{backend}} {wanted}, not {name}; add {{backend}} {wanted}",
+            "model",
+            "backend",
         )
 
 
@@ -132,5 +145,5 @@ def check_backend_options(options: dict[str, Any]) -> None:
     for key, minimum in MINIMA.items():
         value = options.get(key)
         if value is not None and value < minimum:
-            raise UserError(f"--{key.replace('_', '-')}: must be at least {minimum}, got {value}")
+            raise UserError(f"{{{key}}}: must be at least {minimum}, got {value}", key)
     check_api_options(**{k: options[k] for k in API_OPTIONS if options.get(k) is not None})

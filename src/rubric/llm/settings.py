@@ -67,7 +67,7 @@ class ChatSettings:
     def check(self) -> None:
         """Range checks of every setting, before any file is read."""
         self.api.check(self.temperature, self.max_tokens)
-        at_least("--parse-retries", self.parse_retries, 0)
+        at_least("parse_retries", self.parse_retries, 0)
 
     def backend(self) -> tuple[OpenAIChat, ResponseCache | None]:
         """The :class:`~rubric.llm.openai_chat.OpenAIChat` of the settings (checked first) and
