@@ -326,7 +326,7 @@ def correlate_command(
     qrels: list[Path] = typer.Option(
         None, "--qrels", help="--sweep: qrels files or directories (repeatable)."
     ),
-    runs: list[Path] = typer.Option(None, "--run", "-r", help="--sweep: runs or directories (repeatable)."),
+    runs: list[Path] = typer.Option(None, "--run", "-r", metavar="RUN", help="--sweep: " + opt.RUN_HELP),
     measures: list[str] = typer.Option(None, "-m", "--metric", help="--sweep: measures (repeatable)."),
     levels: list[int] = typer.Option(
         None, "--level", "-l", min=1, help="--sweep: relevance levels (default 1)."
@@ -335,6 +335,9 @@ def correlate_command(
     query: list[str] = typer.Option(None, "--query", help="--sweep: only this query id (repeatable)."),
     queries: Path | None = typer.Option(
         None, "--queries", help="--sweep: only the queries of this file (as for `leaderboard`)."
+    ),
+    name_from: str = typer.Option(
+        "tag", "--name-from", help="--sweep: run name from 'tag' (column 6) or 'file' (its name)."
     ),
 ) -> None:
     """Spearman and Kendall tau-b between our ranking of runs and the official one.
@@ -350,7 +353,7 @@ def correlate_command(
     """
     from rubric.evaluate.correlation import SweepGrid, correlation_output
 
-    grid = SweepGrid(qrels, runs, measures, levels, query, queries)
+    grid = SweepGrid(qrels, runs, measures, levels, query, queries, name_from)
     _write(correlation_output(official, leaderboard, measure, official_measure, digits, sweep, grid), output)
 
 

@@ -19,6 +19,11 @@ FORMATS = ("tsv", "csv", "md", "latex")
 Cell = str | int | float | None
 
 
+def counted(n: int, noun: str) -> str:
+    """``1 run``, ``2 runs``: a count with its noun, singular for one (regular plurals only)."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def fmt_cell(value: Cell, digits: int = 4) -> str:
     if value is None:
         return ""

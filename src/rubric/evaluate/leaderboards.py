@@ -16,18 +16,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rubric.data.query_selection import Queries, QuerySelection, absent_note
-from rubric.data.table import check_format
+from rubric.data.table import check_format, counted
 from rubric.data.trec import (
     NAME_FROM,
     Qrels,
     Run,
     RunScores,
+    RunSource,
     check_run_names,
     is_regular_file,
     read_qrels,
     read_run,
     read_runs,
-    run_name_from_file,
+    run_sources,
 )
 from rubric.errors import one_of
 from rubric.evaluate.alpha_ndcg import max_qrels, read_item_qrels
@@ -36,7 +37,7 @@ from rubric.evaluate.qrels import QrelsResult
 from rubric.evaluate.report import Rendered, Report, Score
 from rubric.evaluate.treceval import Evaluator, QueryValues, trec_eval_lines
 
-RunsLike = Iterable[Run | str | Path] | Mapping[str, RunScores]
+RunsLike = Iterable[Run | str | Path | RunSource] | Mapping[str, RunScores]
 
 
 def load_qrels(qrels: Qrels | QrelsResult | str | Path) -> Qrels:
@@ -90,7 +91,7 @@ def evaluate(
     one_of("--name-from", name_from, NAME_FROM)
     ms = as_measures(measures)  # every name checked before any file is read
     chosen = QuerySelection.of(queries)
-    runs = expand_runs(runs)
+    runs = expand_runs(runs, name_from)
     items = None
     if any(m.needs_items for m in ms) and not isinstance(qrels, dict):
         items = chosen.restrict(read_item_qrels(qrels))  # per-item; trec_eval measures see the best grade
@@ -133,26 +134,27 @@ def score_runs(
 
     Memory holds one run per process, however many runs: run files are read and scored in a
     pool of worker processes (one per core) that send back only the per-query values; runs
-    given as objects, standard input and pipes are scored here. Two runs of one name are an
-    error, as in :func:`~rubric.data.trec.read_runs`.
+    given as objects, standard input and pipes are scored here. Runs are objects, ``--run``
+    arguments (files, directories, ``NAME=FILE``) or their :func:`~rubric.data.trec.run_sources`.
+    Two runs of one name are an error, as in :func:`~rubric.data.trec.read_runs`.
     """
     evaluator = Evaluator(*settings)  # checks the measures before any run is read
     if isinstance(runs, Mapping):
         return [evaluator.evaluate(scores, name) for name, scores in runs.items()]
     queries = frozenset(settings[0])
-    items = list(runs)
+    items = list(expand_runs(runs, name_from))
     found: dict[int, tuple[QueryValues, Path | None]] = {}
     files: list[tuple[int, tuple[Path, str | None, frozenset[str]]]] = []
     for i, r in enumerate(items):
         if isinstance(r, Run):
             found[i] = (evaluator.evaluate(r.scores, r.name), r.path)
             continue
-        path = Path(r)
-        job = (path, run_name_from_file(path) if name_from == "file" else None, queries)
+        path, name = r
+        job = (path, name, queries)
         if is_regular_file(path):
             files.append((i, job))
         else:  # a pipe is open in this process only
-            run = read_run(*job[:2], queries=queries)
+            run = read_run(path, name, queries=queries)
             found[i] = (evaluator.evaluate(run.scores, run.name), run.path)
     workers = min(workers or os.cpu_count() or 1, len(files))
     if workers > 1 and len(files) >= 4:
@@ -270,16 +272,18 @@ def leaderboard_output(
         text = "".join(line + "\n" for r in done.results for line in trec_eval_lines(r, per_query, runid))
     else:
         text = report_from(done.results).render(fmt, digits, per_query)
-    return Rendered(text, [*done.notes, f"scored {len(done.results)} runs"])
+    return Rendered(text, [*done.notes, f"scored {counted(len(done.results), 'run')}"])
 
 
-def expand_runs(runs: RunsLike) -> RunsLike:
-    """Directories given as runs stand for the files in them."""
+def expand_runs(runs: RunsLike, name_from: str = "tag") -> list[Run | RunSource] | Mapping[str, RunScores]:
+    """Runs as objects or :func:`~rubric.data.trec.run_sources` (directories stand for the
+    files in them, ``NAME=FILE`` names a run); already expanded sources pass through."""
     if isinstance(runs, Mapping):
         return runs
-    from rubric.data.trec import expand_paths
-
-    out: list[Run | str | Path] = []
+    out: list[Run | RunSource] = []
     for r in runs:
-        out.extend([r] if isinstance(r, Run) else expand_paths([r]))
+        if isinstance(r, Run | tuple):
+            out.append(r)
+        else:
+            out.extend(run_sources([r], name_from))
     return out
