@@ -62,6 +62,7 @@ class Agreement:
     counts: Counter[tuple[int, int]]
     min_relevant: int
     name: str = ""
+    reference: str = "human judgments"
 
     @classmethod
     def from_pairs(cls, pairs: Iterable[tuple[int, int]], min_relevant: int, name: str = "") -> Agreement:
@@ -140,7 +141,7 @@ class Agreement:
 
     def summary(self) -> str:
         """One line: the passages compared, the best binarised kappa and the multiclass kappa."""
-        best = max(self.thresholds(), key=lambda t: (self.binary(t).kappa, -t))
+        best = self.best_threshold()
         return (
             f"{self.name}: {self.n} passages; best binarised kappa {self.binary(best).kappa:.4f} at grade >= "
             f"{best} vs judgment >= {self.min_relevant}; multiclass kappa {self.multiclass_kappa():.4f}"
@@ -149,18 +150,29 @@ class Agreement:
     def tables(self) -> list[Table]:
         return [self.confusion_table(), self.binarised_table(), self.metrics_table()]
 
-    def count_matrix(self):
-        """The grade x judgment counts as a heatmap panel (:mod:`rubric.plots.heatmap`)."""
+    def best_threshold(self) -> int:
+        """The grade threshold with the highest binarised kappa (the lowest on a tie)."""
+        return max(self.thresholds(), key=lambda t: (self.binary(t).kappa, -t))
+
+    def count_matrix(self, top_grade: int | None = None, top_level: int | None = None):
+        """The grade x judgment counts as a heatmap panel (:mod:`rubric.plots.heatmap`): every
+        grade 0..``top_grade`` (highest on top) and judgment 0..``top_level`` (left to right),
+        seen or not, so that panels side by side line up; the title names both sides and the
+        best binarised kappa."""
         from rubric.plots.heatmap import CountMatrix
 
-        grades, levels = self.grades(), self.judgment_levels()
+        grades = list(range(max(top_grade or 0, *self.grades(), 0), -1, -1))
+        levels = list(range(0, max(top_level or 0, *self.judgment_levels(), 0) + 1))
+        best = self.best_threshold()
+        kappa = self.binary(best).kappa
         return CountMatrix(
-            title=self.name or "agreement",
+            title=f"{self.name or 'grades'} vs {self.reference}\n"
+            f"κ = {kappa:.3f} (grade ≥ {best} vs judgment ≥ {self.min_relevant}), n = {self.n}",
             row_labels=[str(g) for g in grades],
             col_labels=[str(j) for j in levels],
             counts=[[self.counts.get((g, j), 0) for j in levels] for g in grades],
             row_title="grade",
-            col_title="judgment",
+            col_title=f"judgment ({self.reference})",
         )
 
 
