@@ -8,6 +8,7 @@ import typer
 
 from rubric.cli import options as opt
 from rubric.cli.common import OptionalOutputPath, OutputPath, info, phase_app
+from rubric.data.table import counted
 
 app = phase_app("Convert runs, qrels, collections, RAG answers and topics into workbench files.")
 
@@ -104,7 +105,7 @@ def queries_command(
 
     qs = read_queries(source)
     write_queries(output, qs, fmt)
-    info(f"wrote {output}: {len(qs)} queries")
+    info(f"wrote {output}: {counted(len(qs), 'query')}")
 
 
 @app.command("check")

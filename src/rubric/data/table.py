@@ -20,8 +20,10 @@ Cell = str | int | float | None
 
 
 def counted(n: int, noun: str) -> str:
-    """``1 run``, ``2 runs``: a count with its noun, singular for one (regular plurals only)."""
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+    """``1 run``, ``2 runs``, ``1 query``, ``2 queries``: a count with its noun, singular for one."""
+    if n == 1:
+        return f"{n} {noun}"
+    return f"{n} {noun[:-1]}ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else f"{n} {noun}s"
 
 
 def fmt_cell(value: Cell, digits: int = 4) -> str:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rubric.data.table import counted
 from rubric.errors import at_least
 from rubric.extras import require
 from rubric.llm.outcome import Outcome
@@ -96,4 +97,6 @@ class GradeSettings:
             report=report,
         )
         failed = [str(f) for f in stats.failed] if stats.failures else []
-        return Outcome([stats.summary(), f"wrote {self.output}: {stats.queries} queries"], failed, "pairs")
+        return Outcome(
+            [stats.summary(), f"wrote {self.output}: {counted(stats.queries, 'query')}"], failed, "pairs"
+        )
