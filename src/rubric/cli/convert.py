@@ -15,7 +15,7 @@ app = phase_app("Convert runs, qrels, collections, RAG answers and topics into w
 
 @app.command("runs")
 def runs_command(
-    runs_args: list[Path] = typer.Argument(None, metavar="[RUN]...", help=opt.RUN_HELP, show_default=False),
+    runs_args: list[Path] = typer.Argument(None, metavar="RUN", help=opt.RUN_HELP, show_default=False),
     queries: Path = typer.Option(..., "--queries", "-q", help="Queries: JSON {qid: text}, TSV or JSONL."),
     collection: list[Path] = typer.Option(
         ...,

@@ -272,7 +272,7 @@ def cover_command(
 ) -> None:
     """Rubric-Cover@k per run: share of a query's items answered by the run's first k passages.
 
-    opt.Runs come from the rankings stored in the passages file. Every run is averaged over the
+    Runs come from the rankings stored in the passages file. Every run is averaged over the
     queries evaluated (the file's, those in the bank when one is given; with -c all of the
     bank's): a query where a run has no passage counts as 0. Bank queries the file lacks are
     listed on stderr.
@@ -342,7 +342,7 @@ def correlate_command(
 ) -> None:
     """Spearman and Kendall tau-b between our ranking of runs and the official one.
 
-    Ties get average ranks (scipy). opt.Runs on one side only are listed and left out; fewer than 3
+    Ties get average ranks (scipy). Runs on one side only are listed and left out; fewer than 3
     common runs is an error. --sweep writes `method, min_rating, trec_eval_metric, spearman,
     kendall` for every qrels file x level x measure, like the original tool's correlation tables;
     a `nan` cell (every run scores the same, e.g. no passage is graded >= the level) is explained
