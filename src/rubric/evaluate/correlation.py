@@ -86,8 +86,8 @@ class Correlation:
         return lines
 
     def to_tsv(self) -> str:
-        """``runs spearman kendall``, the correlations to three decimals."""
-        return f"runs\tspearman\tkendall\n{self.n}\t{self.spearman:.3f}\t{self.kendall:.3f}\n"
+        """``runs spearman kendall``, the correlations to four decimals (as every other report)."""
+        return f"runs\tspearman\tkendall\n{self.n}\t{self.spearman:.4f}\t{self.kendall:.4f}\n"
 
 
 def read_official(path: str | Path, measure: str | None = None) -> Official:

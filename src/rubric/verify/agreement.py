@@ -97,6 +97,22 @@ class Agreement:
         """Kappa with grades and judgments as the same categories (meaningful on one scale)."""
         return kappa_from_counts(self.counts)
 
+    def same_scale(self) -> bool:
+        """Whether grades and judgments can be the same categories: no grade above the highest
+        judgment level. A 0-5 grade compared with a 0-3 judgment unmapped would count grade 5
+        as disagreeing with every judgment; ``--map`` puts grades on the judgments' scale."""
+        return max(self.grades(), default=0) <= max(self.judgment_levels(), default=0)
+
+    def multiclass_note(self) -> str:
+        """The multiclass kappa, or why it is left out (grades on another scale)."""
+        if self.same_scale():
+            return f"multiclass kappa {self.multiclass_kappa():.4f}"
+        return (
+            f"multiclass kappa left out: grades reach {max(self.grades())}, judgments "
+            f"{max(self.judgment_levels(), default=0)} (map grades onto judgment levels with --map, "
+            "e.g. 5=3,4=1)"
+        )
+
     # --- tables -----------------------------------------------------------------------------
 
     def confusion_table(self) -> Table:
@@ -111,7 +127,7 @@ class Agreement:
             ["grade", *[f"judgment={j}" for j in levels], "total"],
             rows,
             title=f"{self.name}: grade x judgment counts".strip(": "),
-            notes=[f"multiclass Cohen's kappa (same categories): {self.multiclass_kappa():.4f}"],
+            notes=[self.multiclass_note()],
         )
 
     def binarised_table(self) -> Table:
@@ -144,7 +160,7 @@ class Agreement:
         best = self.best_threshold()
         return (
             f"{self.name}: {self.n} passages; best binarised kappa {self.binary(best).kappa:.4f} at grade >= "
-            f"{best} vs judgment >= {self.min_relevant}; multiclass kappa {self.multiclass_kappa():.4f}"
+            f"{best} vs judgment >= {self.min_relevant}; {self.multiclass_note()}"
         )
 
     def tables(self) -> list[Table]:
