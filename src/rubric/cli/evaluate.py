@@ -195,8 +195,28 @@ def leaderboard_command(
         "tsv",
         "--format",
         "-f",
-        help="tsv (run, measure, value, stderr, n_queries; with -q: run, measure, query, value), json, "
-        "latex, or trec_eval (exactly trec_eval's output, run after run).",
+        help="tsv (run, measure, value, stderr, n_queries; with -q: run, measure, query, value), csv "
+        "(the same), json (with -q: per-query values), latex, or trec_eval (exactly trec_eval's "
+        "output, run after run).",
+    ),
+    wide: bool = typer.Option(
+        False,
+        "--wide",
+        help="One row per run, one column per measure (with -f tsv or csv), as a paper prints it.",
+    ),
+    baseline: str | None = typer.Option(
+        None,
+        "--baseline",
+        metavar="RUN",
+        help="--wide: mark each value + (-) where the run is significantly better (worse) than this "
+        "run: paired t-test on the queries both have, Holm over the runs, p < 0.05 (as ranx marks its "
+        "report). [default: no marks]",
+    ),
+    max_docs: int | None = typer.Option(
+        None,
+        "--max-docs",
+        min=1,
+        help="trec_eval -M: cut every ranking to its first N documents. [default: all]",
     ),
     name_from: opt.NameFrom = "tag",
     digits: int = typer.Option(4, "--digits", min=0, max=17, help="Decimals in tsv (trec_eval prints 4)."),
@@ -213,9 +233,13 @@ def leaderboard_command(
     from rubric.evaluate.leaderboards import leaderboard_output
 
     queries = subset.selection  # called by the library once it has checked the options
+    from rubric.evaluate.wide import Marks
+
+    marks = Marks(baseline) if baseline is not None else None
     done = leaderboard_output(
-        qrels, runs, measures, level, complete, judged_only, per_query, fmt, digits, name_from, queries
-    )
+        qrels, runs, measures, level, complete, judged_only, per_query, fmt, digits, name_from, queries,
+        wide=wide, marks=marks, max_docs=max_docs,
+    )  # fmt: skip
     _write(done, output)
 
 
