@@ -68,7 +68,7 @@ def wide_table(report: Report, digits: int = 4, marks: Marks | None = None) -> W
 
 
 def _signs(report: Report, marks: Marks) -> dict[tuple[str, str], str]:
-    from rubric.evaluate.significance import compare_scores
+    from rubric.evaluate.paired import compare_scores
 
     signs = {}
     for m in report.measures:
