@@ -25,6 +25,7 @@ from itertools import chain
 from pathlib import Path
 
 from rubric.data.files import iter_lines
+from rubric.data.json_line import not_json
 from rubric.errors import UserError
 
 ID_FIELDS = ("docid", "id", "doc_id", "pid", "_id", "segment_id")
@@ -160,9 +161,11 @@ def _read_passages(path: str | Path, lines: Iterable[tuple[int, str]], found: _T
 def _read_candidates(path: str | Path, text: str, found: _Texts) -> None:
     """RankLLM / Pyserini candidates: ``[{"query": ..., "hits": [{"docid", "content"}, ...]}, ...]``."""
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=not_json)
     except json.JSONDecodeError as e:
         raise UserError(f"{path}:{e.lineno}: not valid JSON ({e.msg})") from None
+    except ValueError as e:
+        raise UserError(f"{path}: not valid JSON ({e})") from None
     if not isinstance(data, list) or not all(isinstance(q, dict) and "hits" in q for q in data):
         raise UserError(f"{path}: a JSON list, but not of {{query, hits}} objects (accepted: {FORMATS})")
     for i, query in enumerate(data, start=1):
@@ -175,7 +178,10 @@ def _read_candidates(path: str | Path, text: str, found: _Texts) -> None:
 
 
 def _json(text: str, where: str) -> object:
+    """One JSON value; broken JSON, ``NaN`` and ``Infinity`` are errors at ``where``."""
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=not_json)
     except json.JSONDecodeError as e:
         raise UserError(f"{where}: not valid JSON ({e.msg})") from None
+    except ValueError as e:
+        raise UserError(f"{where}: not valid JSON ({e})") from None
