@@ -25,7 +25,7 @@ from itertools import chain
 from pathlib import Path
 
 from rubric.data.files import iter_lines
-from rubric.data.json_line import not_json
+from rubric.data.json_line import not_json, parse_json_line
 from rubric.errors import UserError
 
 ID_FIELDS = ("docid", "id", "doc_id", "pid", "_id", "segment_id")
@@ -110,7 +110,7 @@ def _read_records(path: str | Path, lines: Iterable[tuple[int, str]], found: _Te
         if not line.strip():
             continue
         where = f"{path}:{line_no}"
-        rec = _json(line, where)
+        rec = parse_json_line(path, line_no, line)
         if not isinstance(rec, dict):
             raise UserError(f"{where}: expected a JSON object with a document id and text")
         _put_record(rec, where, found)
@@ -143,7 +143,7 @@ def _read_passages(path: str | Path, lines: Iterable[tuple[int, str]], found: _T
         if not line.strip():
             continue
         where = f"{path}:{line_no}"
-        rec = _json(line, where)
+        rec = parse_json_line(path, line_no, line)
         if not (isinstance(rec, list) and len(rec) == 2 and isinstance(rec[1], list)):
             raise UserError(f"{where}: expected [query id, [passage, ...]] as on the first line")
         for para in rec[1]:
@@ -175,13 +175,3 @@ def _read_candidates(path: str | Path, text: str, found: _Texts) -> None:
             if not isinstance(hit, dict):
                 raise UserError(f"{path}: query {i}, hit {j}: expected a JSON object")
             _put_record(hit, f"{path}: query {i}, hit {j}", found)
-
-
-def _json(text: str, where: str) -> object:
-    """One JSON value; broken JSON, ``NaN`` and ``Infinity`` are errors at ``where``."""
-    try:
-        return json.loads(text, parse_constant=not_json)
-    except json.JSONDecodeError as e:
-        raise UserError(f"{where}: not valid JSON ({e.msg})") from None
-    except ValueError as e:
-        raise UserError(f"{where}: not valid JSON ({e})") from None
