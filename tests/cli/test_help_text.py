@@ -40,7 +40,7 @@ def test_options_name_what_they_take(cli):
 
 
 def test_grade_direct_help_lists_every_shipped_direct_prompt(cli):
-    from rubric.grading.prompts import shipped_prompts
+    from rubric.prompting.prompts import shipped_prompts
 
     direct = sorted(p.name for p in shipped_prompts().values() if p.kind == "direct")
     assert {"UMBRELA", "LLMJudge"} <= set(direct)
