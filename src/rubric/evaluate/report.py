@@ -93,7 +93,7 @@ class Report:
 
     # --- writers -------------------------------------------------------------------------------
 
-    def rows(self, digits: int = 4, per_query: bool = False) -> list[list[str]]:
+    def long_rows(self, digits: int = 4, per_query: bool = False) -> list[list[str]]:
         """The header and rows of the long table: ``run measure value stderr n_queries``; with
         ``per_query``: ``run measure query value`` (and the ``all`` row of each score)."""
         if per_query:
@@ -111,7 +111,7 @@ class Report:
 
     def to_tsv(self, digits: int = 4, per_query: bool = False) -> str:
         """``run measure value stderr n_queries``; with ``per_query``: ``run measure query value``."""
-        return "".join("\t".join(row) + "\n" for row in self.rows(digits, per_query))
+        return "".join("\t".join(row) + "\n" for row in self.long_rows(digits, per_query))
 
     def to_csv(self, digits: int = 4, per_query: bool = False) -> str:
         """The rows of :meth:`to_tsv` as CSV (quoted where a run name needs it)."""
@@ -119,7 +119,7 @@ class Report:
         import io
 
         buf = io.StringIO()
-        csv.writer(buf, lineterminator="\n").writerows(self.rows(digits, per_query))
+        csv.writer(buf, lineterminator="\n").writerows(self.long_rows(digits, per_query))
         return buf.getvalue()
 
     def to_dict(self, per_query: bool = False) -> list[dict]:
