@@ -101,7 +101,7 @@ rubric evaluate qrels "$OUT/graded-llm.jsonl.gz" --prompt-class "$RATE_Q" --llm 
 
 step "Done. Every file is under $OUT; the review page is $OUT/review.html"
 printf '\nResult: the leaderboard from Rubric-Qrels of the embedding baseline (%s grades,\n' "$EMB_LLM"
-printf 'grade >= 4 counts as relevant), %s queries:\n' "$QUERIES"
+printf 'grade >= 4 counts as relevant), %s:\n' "$([[ $QUERIES == 1 ]] && echo "1 query" || echo "$QUERIES queries")"
 cat "$OUT/leaderboard-$EMB_TAG.tsv"
 printf '\nIts rank correlation with the human-qrels leaderboard (ndcg_cut.10):\n'
 cat "$OUT/correlation-$EMB_TAG.tsv"

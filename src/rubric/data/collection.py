@@ -25,7 +25,7 @@ from itertools import chain
 from pathlib import Path
 
 from rubric.data.files import iter_lines
-from rubric.data.json_line import not_json, parse_json_line
+from rubric.data.json_line import load_json, not_json, parse_json_line
 from rubric.errors import UserError
 
 ID_FIELDS = ("docid", "id", "doc_id", "pid", "_id", "segment_id")
@@ -133,7 +133,7 @@ def _passages_line(line: str) -> bool:
     """Whether a line is one query of a workbench passages file: ``[qid, [passage, ...]]``."""
     try:
         rec = json.loads(line)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return False
     return isinstance(rec, list) and len(rec) == 2 and isinstance(rec[1], list)
 
@@ -161,7 +161,7 @@ def _read_passages(path: str | Path, lines: Iterable[tuple[int, str]], found: _T
 def _read_candidates(path: str | Path, text: str, found: _Texts) -> None:
     """RankLLM / Pyserini candidates: ``[{"query": ..., "hits": [{"docid", "content"}, ...]}, ...]``."""
     try:
-        data = json.loads(text, parse_constant=not_json)
+        data = load_json(str(path), text, parse_constant=not_json)
     except json.JSONDecodeError as e:
         raise UserError(f"{path}:{e.lineno}: not valid JSON ({e.msg})") from None
     except ValueError as e:
