@@ -18,6 +18,7 @@ from rubric.data.labels import LabelRule
 from rubric.data.models import QueryWithFullParagraphList
 from rubric.data.query_selection import QuerySelection
 from rubric.data.select import GradeFilter
+from rubric.errors import UserError
 from rubric.evaluate.qrels import QrelsResult, build_qrels
 from rubric.grading.api import Graded
 
@@ -70,7 +71,16 @@ def qrels(
 ) -> QrelsResult:
     """Rubric-Qrels from grades, as ``rubric evaluate qrels``: one label per graded passage
     (``label``: ``max``, ``count`` or ``nth:M``). The result's :meth:`~QrelsResult.to_dict` feeds
-    :func:`leaderboard` (which also takes the result itself); ``write`` saves TREC qrels."""
+    :func:`leaderboard` (which also takes the result itself); ``write`` saves TREC qrels.
+
+    ``min_grade`` is the threshold of ``label="count"`` only; with ``max`` or ``nth:M`` the
+    labels are grades, and what counts as relevant is the ``level`` of :func:`leaderboard`, so
+    a ``min_grade`` there would change nothing and is refused."""
+    if label != "count" and min_grade != 1:
+        raise UserError(
+            f"min_grade: used only with label='count' (with label={label!r} the labels are grades; "
+            "count grades >= T as relevant with leaderboard(..., level=T))"
+        )
     return build_qrels(
         _queries_of(graded),
         GradeFilter(prompt_class, llm, prompt_type),

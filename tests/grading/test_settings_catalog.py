@@ -54,7 +54,7 @@ def test_direct_grading_with_a_server_sums_up_and_lists_failures(passages: Path,
         )  # fmt: skip
         outcome = settings.grade(passages, ["Sun"], queries=TINY / "queries.tsv", report=progress.append)
     assert [q.queryId for q in read_passages(out)] == ["q1"]
-    assert outcome.summary[1] == f"wrote {out}: 1 queries"
+    assert outcome.summary[1] == f"wrote {out}: 1 query"
     assert outcome.failures and outcome.what == "pairs"
     assert outcome.summary[0].endswith(f"{len(outcome.failures)} failures")
     assert outcome.lines()[-1].startswith(f"rubric: {len(outcome.failures)} pairs failed")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from typing import Any
 
 import typer
 
@@ -92,11 +93,20 @@ def _quiet_stdout() -> None:
     os.dup2(devnull, sys.stdout.fileno())
 
 
+def command() -> Any:
+    """The click command of the app, with plain metavars and whole one-line summaries."""
+    import typer.main
+
+    from rubric.cli.common import plain_metavars
+
+    return plain_metavars(typer.main.get_command(app))
+
+
 def main() -> None:
     """Run the CLI; errors become one line on stderr and exit code 2 (see the module docstring)."""
     signal.signal(signal.SIGTERM, _terminate)
     try:
-        code = app(standalone_mode=False)
+        code = command()(standalone_mode=False)
     except UserError as e:  # a message may quote a file: its control characters are shown, not run
         print(f"rubric: error: {printable(e.spelled(flag))}", file=sys.stderr)
         sys.exit(UserError.exit_code)

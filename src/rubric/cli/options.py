@@ -456,14 +456,26 @@ class RowTables:
         check_format(self.fmt, ("tsv", "csv", "md"))
 
 
-# --- runs, qrels and reports --------------------------------------------------------------------
+# --- figures ------------------------------------------------------------------------------------
 
-Runs = Annotated[
-    list[Path],
+Dpi = Annotated[
+    int, typer.Option("--dpi", min=30, max=1200, help="Resolution of a PNG figure, in dots per inch.")
+]
+ByRow = Annotated[
+    bool,
     typer.Option(
-        "--run", "-r", help="Run files (TREC format, plain or .gz) or directories of runs (repeatable)."
+        "--by-row",
+        help="Heatmap: colour each cell by its share of the row (row-normalised), not by its count.",
     ),
 ]
+
+# --- runs, qrels and reports --------------------------------------------------------------------
+
+RUN_HELP = (
+    "Run file (TREC format, plain or .gz), directory of runs, or NAME=FILE to name a run whatever "
+    "its tag and file name (repeatable)."
+)
+Runs = Annotated[list[Path], typer.Option("--run", "-r", metavar="RUN", help=RUN_HELP)]
 QrelsFile = Annotated[Path, typer.Option("--qrels", help="Qrels file (TREC format, plain or .gz).")]
 Level = Annotated[
     int, typer.Option("--level", "-l", min=1, help="trec_eval -l: grades >= this are relevant.")

@@ -166,6 +166,7 @@ def assign(
         requests,
         lambda i, a: parse_labels(a, ALLOWED, len(jobs[i][2])),
         retries=retries,
+        desc="assign",
     )
     failures = []
     for (rec_index, start, chunk), res in zip(jobs, asked, strict=True):

@@ -10,7 +10,6 @@ tasks.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -274,17 +273,7 @@ def run_shard(
 
 
 def _bar(total: int | None) -> Any:
-    """A tqdm bar in pairs on stderr, on terminals only (logs get the summary line), and only once
-    grading takes longer than a second: a run answered from the cache shows no bar at all."""
-    from tqdm import tqdm
+    """Progress in pairs on stderr (:func:`rubric.llm.progress.progress`); the summary line follows."""
+    from rubric.llm.progress import progress
 
-    return tqdm(
-        total=total,
-        unit="pair",
-        desc="grading",
-        file=sys.stderr,
-        mininterval=0.5,
-        delay=1.0,
-        leave=False,
-        disable=None,
-    )
+    return progress(total, "grading", "pair")

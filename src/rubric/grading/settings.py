@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rubric.data.table import counted
 from rubric.errors import at_least
 from rubric.extras import require
 from rubric.llm.outcome import Outcome
@@ -110,5 +111,5 @@ class GradeSettings:
             report=report,
         )
         failed = [str(f) for f in stats.failed] if stats.failures else []
-        summary = [stats.summary(), f"wrote {self.output}: {stats.queries} queries"]
+        summary = [stats.summary(), f"wrote {self.output}: {counted(stats.queries, 'query')}"]
         return GradeOutcome(summary, failed, "pairs", stats)

@@ -18,7 +18,7 @@ from typing import Any
 
 from rubric.llm.base import Request
 from rubric.llm.hf_common import GenerativeHF, load_pretrained
-from rubric.llm.shared_head import common_head, head_cache, head_layout
+from rubric.llm.shared_head import cache_keyword, common_head, head_cache, head_layout
 
 
 class HFCausal(GenerativeHF):
@@ -81,5 +81,5 @@ class HFCausal(GenerativeHF):
     def _inputs(self, batch: dict[str, Any]) -> dict[str, Any]:
         inputs = {"input_ids": batch["input_ids"], "attention_mask": batch["attention_mask"]}
         if batch.get("head"):
-            inputs["past_key_values"] = head_cache(self.net, batch["input_ids"], batch["head"])
+            inputs[cache_keyword(self.net)] = head_cache(self.net, batch["input_ids"], batch["head"])
         return inputs

@@ -111,12 +111,52 @@ def load_pretrained(auto_class: Any, name: str, **kwargs: Any) -> Any:
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # our own bar counts pairs; weight loading is quick
+    try:  # a local folder or a model in the Hugging Face cache: no network at all
+        return auto_class.from_pretrained(path, local_files_only=True, **kwargs)
+    except (OSError, ValueError, KeyError) as e:
+        if hub_offline() or folder.exists() or name.startswith(("/", ".", "~")):  # not a hub id
+            raise _load_error(name, e) from None
+    check_hub_reachable(name)  # unreachable: one line now, not a minute of retries
     try:
         return auto_class.from_pretrained(path, **kwargs)
     except (OSError, ValueError, KeyError) as e:
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        hint = " (offline: HF_HUB_OFFLINE is set)" if os.environ.get("HF_HUB_OFFLINE") else ""
-        raise UserError(f"--model {name}: cannot load it{hint}: {first}") from None
+        raise _load_error(name, e) from None
+
+
+def _load_error(name: str, e: Exception) -> UserError:
+    first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    hint = " (offline: HF_HUB_OFFLINE is set)" if hub_offline() else ""
+    return UserError(f"--model {name}: cannot load it{hint}: {first}")
+
+
+def hub_offline() -> bool:
+    """Whether HF_HUB_OFFLINE asks for offline mode, read as huggingface_hub reads it: 1, ON,
+    YES or TRUE (any case); 0, an empty value or anything else is online."""
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "ON", "YES", "TRUE"}
+
+
+def check_hub_reachable(name: str, timeout: float = 3.0) -> None:
+    """A model that is not on this machine must be downloaded: when the hub's host does not
+    answer within ``timeout`` seconds, say so at once (huggingface_hub would retry for about a
+    minute before failing). Behind a proxy the check is left to the download itself."""
+    if any(os.environ.get(v) for v in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")):
+        return
+    import socket
+    from urllib.parse import urlparse
+
+    endpoint = urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
+    host, port = (
+        endpoint.hostname or "huggingface.co",
+        endpoint.port or (443 if endpoint.scheme == "https" else 80),
+    )
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as e:
+        raise UserError(
+            f"--model {name}: not on this machine (no such folder, not in the Hugging Face cache) and "
+            f"{host} cannot be reached to download it ({e.strerror or type(e).__name__}); download it "
+            "where there is a network, or give a local folder"
+        ) from None
 
 
 def load_tokenizer(name: str, padding_side: str = "right") -> Any:

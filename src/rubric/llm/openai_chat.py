@@ -25,7 +25,6 @@ import math
 import os
 import random
 import re
-import sys
 import time
 from collections.abc import Coroutine, Sequence
 from pathlib import Path
@@ -399,20 +398,10 @@ class _Pacer:
             await asyncio.sleep(start - now)
 
 
-class _NoBar:
-    def update(self, n: int) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
 def _progress(total: int, enabled: bool) -> Any:
-    if not enabled or total < 20:
-        return _NoBar()
-    from tqdm import tqdm
+    from rubric.llm.progress import progress
 
-    return tqdm(total=total, desc="LLM", unit="prompt", file=sys.stderr, disable=None, leave=False, delay=1.0)
+    return progress(total, "LLM", "prompt", enabled=enabled and total >= 20)
 
 
 def _retry_after(e: Any) -> float | None:
