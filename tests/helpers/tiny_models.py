@@ -247,3 +247,40 @@ def big_pool(folder: Path) -> tuple[Path, Path]:
                 items.append({"query_id": f"q{q}", "question_id": item_id, "question_text": text})
             f.write(json.dumps({"query_id": f"q{q}", "query_text": f"query {q}", "items": items}) + "\n")
     return folder / "big.jsonl.gz", folder / "bank.jsonl"
+
+
+def build_llama(
+    folder: Path, seed: int = 0, chat: bool = True, digit_bias: float = 2.0, eos_bias: float = 3.0
+) -> Path:
+    """A random Llama (the SmolLM2 family: RMSNorm, rotary positions, grouped-query attention)
+    with a word-level tokenizer and, by default, a chat template; ``digit_bias`` / ``eos_bias``
+    tilt it towards "digit, then end" as :func:`build_gpt2` does."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(seed)
+    tok = _tokenizer(["<|endoftext|>", "<unk>", "<s>"], "<|endoftext|>", "<|endoftext|>", "<unk>", None)
+    tok.bos_token = "<s>"
+    if chat:
+        tok.chat_template = (
+            "{% for m in messages %}{{ m['role'] }} : {{ m['content'] }} ; {% endfor %}"
+            "{% if add_generation_prompt %}answer : {% endif %}"
+        )
+    cfg = LlamaConfig(
+        vocab_size=len(tok),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=512,
+        bos_token_id=2,
+        eos_token_id=0,
+        pad_token_id=0,
+        tie_word_embeddings=False,
+    )
+    model = LlamaForCausalLM(cfg)
+    _bias(model, tok, ":", digit_bias, eos_bias, loud=1.0)
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
