@@ -20,6 +20,7 @@ from rubric.llm.cache_dir import models_dir
 from rubric.llm.registry import make_backend
 
 pytest.importorskip("ctranslate2")
+pytestmark = pytest.mark.usefixtures("private_models")  # conversions of throwaway models stay here
 
 PAIRS = 2000
 HEAD = (  # a prompt class's instructions, shared by many prompts (as in the attention tests)
@@ -124,8 +125,9 @@ def test_converted_once_per_compute_type_and_nothing_half_written(t5_dir, capfd)
     int8 = make_backend("ct2-seq2seq", str(t5_dir), device="cpu", compute_type="int8")
     assert "converting" in capfd.readouterr().err
     assert int8.options()["compute_type"] == "int8"
-    names = sorted(p.name for p in ct2_models.iterdir() if p.name.startswith(t5_dir.name))
+    names = sorted(p.name for p in ct2_models.iterdir())
     assert [n.rsplit("-", 1)[1] for n in names] == ["float32", "int8"]
+    assert all(n.startswith(t5_dir.name) for n in names)
     assert not [p for p in ct2_models.iterdir() if p.name.startswith(".")]  # no temporary folder left
 
 

@@ -124,6 +124,27 @@ def converted_model(model: str, compute_type: str) -> tuple[Path, Path]:
     return target, source
 
 
+def check_convertible(source: Path, model: str) -> None:
+    """A model whose configuration CTranslate2 has no converter for is one line, before the
+    "converting" note (the converter's own message lists every configuration it knows)."""
+    import ctranslate2
+    from ctranslate2.converters import transformers as converters
+    from transformers import AutoConfig
+
+    try:
+        config = AutoConfig.from_pretrained(source)
+    except (OSError, ValueError, KeyError) as e:
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0][:300]
+        raise UserError(f"--model {model}: cannot read its config.json: {first}") from None
+    known = getattr(converters, "_MODEL_LOADERS", None)  # the converter's registry, where it has one
+    name = type(config).__name__
+    if isinstance(known, dict) and name not in known:
+        raise UserError(
+            f"--model {model}: CTranslate2 {ctranslate2.__version__} cannot convert it: "
+            f"no converter for {name} (it converts T5, Llama, Qwen, Mistral, GPT-2 and other families)"
+        )
+
+
 def convert(source: Path, target: Path, compute_type: str, model: str) -> Path:
     """Convert the transformers folder ``source`` into ``target``, atomically (temporary folder,
     rename); a model the converter cannot take is one line naming ``--model``."""
@@ -148,6 +169,7 @@ def convert(source: Path, target: Path, compute_type: str, model: str) -> Path:
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()
+    check_convertible(source, model)
     target.parent.mkdir(parents=True, exist_ok=True)
     print(f"converting {model} once to {target} (CTranslate2, {compute_type})", file=sys.stderr, flush=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
