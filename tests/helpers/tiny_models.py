@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import random
 from pathlib import Path
 
 WORDS = (
@@ -22,6 +23,20 @@ WORDS = (
     "one nugget addressed passage relevant yes no unanswerable how why what do does make causes "
     "0 1 2 3 4 5 6 7 8 9 . , ? : ; ! ( ) - sun sea rain cloud snow warm cold"
 ).split()
+
+
+#: 20 words: a prompt class's instructions, shared by every prompt that starts with it.
+PROMPT_HEAD = (
+    "question answer context rating can be answered based on available choose one "
+    "nugget addressed passage relevant yes no unanswerable how why"
+)
+
+
+def rating_prompts(words: list[str], n: int, seed: int, head: str = "", longest: int = 40) -> list[str]:
+    """``n`` seeded random prompts of up to ``longest`` words ending like a rating prompt."""
+    rng = random.Random(seed)
+    body = (" ".join(rng.choice(words) for _ in range(rng.randint(3, longest))) for _ in range(n))
+    return [f"{head} {b} rating :".strip() for b in body]
 
 
 def _tokenizer(special: list[str], eos: str, pad: str, unk: str, post: str | None, pair: str | None = None):

@@ -8,11 +8,11 @@ compared with ``hf-seq2seq`` / ``hf-causal`` on the same prompts.
 
 from __future__ import annotations
 
-import random
 from collections import Counter
 
 import pytest
 
+from helpers.tiny_models import PROMPT_HEAD, rating_prompts
 from rubric.errors import UserError
 from rubric.grading.parse import get_parser
 from rubric.llm.base import Answer, ChoiceRater, Request, TextGenerator, TokenCounter
@@ -23,16 +23,8 @@ pytest.importorskip("ctranslate2")
 pytestmark = pytest.mark.usefixtures("private_models")  # conversions of throwaway models stay here
 
 PAIRS = 2000
-HEAD = (  # a prompt class's instructions, shared by many prompts (as in the attention tests)
-    "question answer context rating can be answered based on available choose one "
-    "nugget addressed passage relevant yes no unanswerable how why"
-)
-
-
-def prompts(words: list[str], n: int, seed: int, head: str = "", longest: int = 40) -> list[str]:
-    rng = random.Random(seed)
-    body = (" ".join(rng.choice(words) for _ in range(rng.randint(3, longest))) for _ in range(n))
-    return [f"{head} {b} rating :".strip() for b in body]
+HEAD = PROMPT_HEAD
+prompts = rating_prompts
 
 
 def rated(backend, texts: list[str]) -> list[Answer]:

@@ -37,9 +37,10 @@ from rubric.llm.ct2_models import (
 )
 from rubric.llm.hf_common import (
     PromptTokens,
-    _with_probs,
     choice_token_ids,
+    decoding_options,
     eos_ids,
+    generate_the_rest,
     isolated,
     sorted_batches,
 )
@@ -149,14 +150,7 @@ class CT2Backend(ChoiceRater, PromptTokens):
 
     # -- the contract ----------------------------------------------------------------------------
     def options(self) -> dict[str, Any]:
-        s = self.settings
-        return {
-            "decoding": "greedy" if s.num_beams == 1 else "beam",
-            "num_beams": s.num_beams,
-            "max_new_tokens": s.max_new_tokens,
-            "max_input_tokens": s.max_input_tokens,
-            "compute_type": self.compute_type,
-        }
+        return decoding_options(self.settings) | {"compute_type": self.compute_type}
 
     def kernel_summary(self) -> str:
         return f"CTranslate2 {self.compute_type} on {self.device}, {self.threads} thread(s)"
@@ -218,16 +212,7 @@ class CT2Backend(ChoiceRater, PromptTokens):
             return done
 
         results = self._each_batch(self._texts(requests), step, on_results)
-        if unfinished:
-            self.stats.fallbacks += len(unfinished)
-
-            def finish(batch: Sequence[tuple[int, Result]]) -> None:
-                got = [(unfinished[j], _with_probs(r, probs_of[unfinished[j]])) for j, r in batch]
-                for i, r in got:
-                    results[i] = r
-                deliver(on_results, got)
-
-            self.generate([requests[i] for i in unfinished], finish)
+        generate_the_rest(self, requests, unfinished, probs_of, results, on_results)
         return results
 
 

@@ -57,6 +57,16 @@ class HFSettings:
     compile: bool = False  # torch.compile the T5 encoder (the calls that compile are the warm-up)
 
 
+def decoding_options(settings: Any) -> dict[str, Any]:
+    """The decoding settings that change a local generative model's answers (``llm_options``)."""
+    return {
+        "decoding": "greedy" if settings.num_beams == 1 else "beam",
+        "num_beams": settings.num_beams,
+        "max_new_tokens": settings.max_new_tokens,
+        "max_input_tokens": settings.max_input_tokens,
+    }
+
+
 def device_type(device: str) -> str:
     """``cuda:1`` -> ``cuda``: per-type defaults (batch size, dtype) ignore the GPU index."""
     return device.split(":", 1)[0]
@@ -348,13 +358,7 @@ class GenerativeHF(ChoiceRater, PromptTokens):
 
     # -- the contract ----------------------------------------------------------------------------
     def options(self) -> dict[str, Any]:
-        s = self.settings
-        return {
-            "decoding": "greedy" if s.num_beams == 1 else "beam",
-            "num_beams": s.num_beams,
-            "max_new_tokens": s.max_new_tokens,
-            "max_input_tokens": s.max_input_tokens,
-        }
+        return decoding_options(self.settings)
 
     def _batches(self, texts: list[str]) -> Iterator[tuple[list[int], dict[str, Any]]]:
         """(prompt indices, model inputs on the device), length-sorted; built one batch ahead in a
@@ -484,16 +488,7 @@ class GenerativeHF(ChoiceRater, PromptTokens):
             return done
 
         results = self._each_batch(self._texts(requests), step, on_results)
-        if unfinished:
-            self.stats.fallbacks += len(unfinished)
-
-            def finish(batch: Sequence[tuple[int, Result]]) -> None:
-                got = [(unfinished[j], _with_probs(r, probs_of[unfinished[j]])) for j, r in batch]
-                for i, r in got:
-                    results[i] = r
-                deliver(on_results, got)
-
-            self.generate([requests[i] for i in unfinished], finish)
+        generate_the_rest(self, requests, unfinished, probs_of, results, on_results)
         return results
 
 
@@ -516,6 +511,30 @@ def isolated(
             return [(idx[0], failure_of(e))]
         half = len(idx) // 2
         return isolated(idx[:half], run, cleanup) + isolated(idx[half:], run, cleanup)
+
+
+def generate_the_rest(
+    backend: ChoiceRater,
+    requests: Sequence[Request],
+    unfinished: list[int],
+    probs_of: dict[int, dict[str, float]],
+    results: list[Result],
+    on_results: OnResults | None,
+) -> None:
+    """Fast rating's fallback: generate the ``unfinished`` requests (whose answer did not end in
+    the first steps) to the end, keep their first-step choice probabilities, put them into
+    ``results`` and hand them to ``on_results`` as they arrive; counted as fallbacks."""
+    if not unfinished:
+        return
+    backend.stats.fallbacks += len(unfinished)
+
+    def finish(batch: Sequence[tuple[int, Result]]) -> None:
+        got = [(unfinished[j], _with_probs(r, probs_of[unfinished[j]])) for j, r in batch]
+        for i, r in got:
+            results[i] = r
+        deliver(on_results, got)
+
+    backend.generate([requests[i] for i in unfinished], finish)
 
 
 def _with_probs(result: Result, probs: dict[str, float]) -> Result:
