@@ -14,10 +14,10 @@ import pytest
 
 from helpers.tiny_models import PROMPT_HEAD, rating_prompts
 from rubric.errors import UserError
-from rubric.grading.parse import get_parser
 from rubric.llm.base import Answer, ChoiceRater, Request, TextGenerator, TokenCounter
 from rubric.llm.cache_dir import models_dir
 from rubric.llm.registry import make_backend
+from rubric.prompting.parse import get_parser
 
 pytest.importorskip("ctranslate2")
 pytestmark = pytest.mark.usefixtures("private_models")  # conversions of throwaway models stay here

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from rubric.evaluate.kappa import kappa_from_counts
+from rubric.data.kappa import kappa_from_counts
 
 SELF = "QuestionSelfRatedUnanswerablePromptWithChoices"
 QUERIES = ("19335", "47923")
