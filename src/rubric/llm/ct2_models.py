@@ -42,6 +42,7 @@ INSTALL_HINT = "pip install 'rubric-workbench[ct2]'"
 COMPUTE_TYPES = ("auto", "float32", "int8", "int8_float16", "float16")
 AUTO_COMPUTE = {"cpu": "float32", "cuda": "float16"}
 MODEL_FILE = "model.bin"
+HUB_FILES = ["*.json", "*.safetensors", "*.model", "*.txt", "*.tiktoken"]
 
 
 def require_ctranslate2(backend: str) -> ModuleType:
@@ -105,7 +106,11 @@ def source_folder(model: str) -> tuple[Path, str]:
     try:
         from huggingface_hub import snapshot_download
 
-        snapshot = Path(snapshot_download(resolved))
+        # the config, tokenizer and safetensors weights only (a hub repo may also hold TF, Flax and
+        # pickled copies of the same weights); pickled weights where there are no safetensors
+        snapshot = Path(snapshot_download(resolved, allow_patterns=HUB_FILES))
+        if not any(snapshot.glob("*.safetensors")):
+            snapshot = Path(snapshot_download(resolved, allow_patterns=["pytorch_model*.bin"]))
     except Exception as e:  # noqa: BLE001 - hub errors have many types; each is one line for the user
         first = (str(e).strip().splitlines() or [type(e).__name__])[0]
         hint = " (offline: HF_HUB_OFFLINE is set)" if os.environ.get("HF_HUB_OFFLINE") else ""
