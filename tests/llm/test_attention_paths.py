@@ -13,6 +13,7 @@ from collections import Counter
 import pytest
 import torch
 
+from helpers.tiny_models import PROMPT_HEAD, rating_prompts
 from rubric.errors import UserError
 from rubric.llm.base import Answer, Failure, Request
 from rubric.llm.hf_seq2seq import default_attention
@@ -29,16 +30,8 @@ from rubric.llm.t5_attention import (
 from rubric.prompting.parse import get_parser
 
 PAIRS = 2000
-HEAD = (  # 20 words: a prompt class's instructions, shared by every prompt that starts with it
-    "question answer context rating can be answered based on available choose one "
-    "nugget addressed passage relevant yes no unanswerable how why"
-)
-
-
-def prompts(words: list[str], n: int, seed: int, head: str = "", longest: int = 40) -> list[str]:
-    rng = random.Random(seed)
-    body = (" ".join(rng.choice(words) for _ in range(rng.randint(3, longest))) for _ in range(n))
-    return [f"{head} {b} rating :".strip() for b in body]
+HEAD = PROMPT_HEAD
+prompts = rating_prompts
 
 
 def grades(backend, texts: list[str]) -> tuple[list, list]:

@@ -230,6 +230,21 @@ class LocalOptions(LocalSettings):
             "(the warm-up, reported in the summary). Default: --no-compile.",
         ),
     ] = False
+    compute_type: Annotated[
+        str,
+        _opt(
+            "--compute-type",
+            help="Arithmetic of the ct2 backends: float32, int8, int8_float16, float16 or auto (float32 "
+            "on CPU, float16 on CUDA); the model is converted once per compute type. Default: auto.",
+        ),
+    ] = "auto"
+    threads: Annotated[
+        int,
+        _opt(
+            "--threads",
+            help="CPU threads of one ct2 model; 0 = $OMP_NUM_THREADS, else 1. Default: 0.",
+        ),
+    ] = 0
 
 
 @dataclasses.dataclass

@@ -32,6 +32,8 @@ BACKENDS: dict[str, str] = {
     "hf-qa": "rubric.llm.hf_qa:HFQuestionAnswering",
     "openai": "rubric.llm.openai_chat:OpenAIChat",
     "embedding": "rubric.llm.embedding:EmbeddingGrader",
+    "ct2-seq2seq": "rubric.llm.ct2_seq2seq:CT2Seq2Seq",
+    "ct2-causal": "rubric.llm.ct2_causal:CT2Causal",
 }
 #: One line per backend for ``--help``.
 DESCRIPTIONS: dict[str, str] = {
@@ -40,9 +42,20 @@ DESCRIPTIONS: dict[str, str] = {
     "hf-qa": "local extractive QA, no prompt",
     "openai": "any OpenAI-compatible server",
     "embedding": "local sentence-embedding similarity, no prompt",
+    "ct2-seq2seq": "T5 / FLAN-T5 in CTranslate2 (the ct2 extra)",
+    "ct2-causal": "decoder-only LMs in CTranslate2 (the ct2 extra)",
 }
 #: The optional extra (``pip install 'rubric-workbench[hf]'``) each backend needs; openai is core.
-BACKEND_EXTRAS: dict[str, str] = {"hf-seq2seq": "hf", "hf-causal": "hf", "hf-qa": "hf", "embedding": "hf"}
+BACKEND_EXTRAS: dict[str, str] = {
+    "hf-seq2seq": "hf",
+    "hf-causal": "hf",
+    "hf-qa": "hf",
+    "embedding": "hf",
+    "ct2-seq2seq": "ct2",
+    "ct2-causal": "ct2",
+}
+#: Backends that run the models of another backend (converted): a model fits either.
+SAME_MODELS: dict[str, str] = {"ct2-seq2seq": "hf-seq2seq", "ct2-causal": "hf-causal"}
 #: The model a backend uses without ``--model``.
 DEFAULT_MODELS: dict[str, str] = {"hf-seq2seq": "google/flan-t5-large", "embedding": "minilm-l6"}
 #: Packaged short names (rubric.llm.packaged) and the backend each is made for.
@@ -117,7 +130,9 @@ def backend_for_model(model: str) -> str | None:
 def check_model_fits(name: str, model: str) -> None:
     """A model made for another local backend is an error that names the backend it needs."""
     wanted = backend_for_model(model)
-    if name in BACKENDS and name != "openai" and wanted is not None and wanted != name:
+    if name in BACKENDS and name != "openai" and wanted is not None and wanted != SAME_MODELS.get(name, name):
+        if name in SAME_MODELS:
+            wanted = next((ct2 for ct2, hf in SAME_MODELS.items() if hf == wanted), wanted)
         raise UserError(
             f"{{model}} {model}: a model for {{backend}} {wanted}, not {name}; add {{backend}} {wanted}",
             "model",
@@ -133,7 +148,14 @@ def make_backend(name: str, model: str, **options: Any) -> Any:
 
 
 #: The smallest value of each local-model option (``--batch-size 0`` is auto, ``--token-budget 0`` off).
-MINIMA = {"batch_size": 0, "token_budget": 0, "max_input_tokens": 16, "max_new_tokens": 1, "num_beams": 1}
+MINIMA = {
+    "batch_size": 0,
+    "token_budget": 0,
+    "threads": 0,
+    "max_input_tokens": 16,
+    "max_new_tokens": 1,
+    "num_beams": 1,
+}
 API_OPTIONS = ("concurrency", "rpm", "max_retries", "timeout", "retry_base")
 
 

@@ -95,13 +95,17 @@ class LocalSettings:
     num_beams: int = 1
     attention: str = "auto"
     compile_encoder: bool = False
+    compute_type: str = "auto"
+    threads: int = 0
 
     def backend_options(self) -> dict[str, Any]:
-        """The settings as the backends take them; the attention settings only when chosen, so a
-        backend without them (openai) refuses them only when they are asked for."""
+        """The settings as the backends take them; the attention, compute-type and thread settings
+        only when chosen, so a backend without them refuses them only when they are asked for."""
         return {
             "attention": None if self.attention == "auto" else self.attention,
             "compile": self.compile_encoder or None,
+            "compute_type": None if self.compute_type == "auto" else self.compute_type,
+            "threads": self.threads or None,
             "device": self.device,
             "dtype": self.dtype,
             "batch_size": self.batch_size,
