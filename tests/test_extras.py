@@ -114,7 +114,7 @@ def test_library_grade_names_the_extra(without, inputs, tmp_path):
     code = (
         "import rubric\n"
         "try:\n"
-        f"    rubric.grade({str(inputs[0])!r}, {str(inputs[1])!r}, {PROMPT!r})\n"
+        f"    rubric.grade({str(inputs[0])!r}, {str(inputs[1])!r}, prompts={PROMPT!r})\n"
         "except rubric.UserError as e:\n"
         "    print(e)\n"
     )
