@@ -128,7 +128,7 @@ def test_option_errors(t5_dir, gpt2_dir):
         UserError, match=r"--compute-type float16: this CPU does not support it \(it supports"
     ):
         make_backend("ct2-seq2seq", str(t5_dir), device="cpu", compute_type="float16")
-    with pytest.raises(UserError, match="--compute-type: expected one of auto, float32, int8"):
+    with pytest.raises(UserError, match="compute_type: expected one of auto, float32, int8"):
         make_backend("ct2-seq2seq", str(t5_dir), device="cpu", compute_type="int4")
     with pytest.raises(
         UserError, match="--attention: applies to the transformers backends, not to ct2-seq2seq"
@@ -138,7 +138,7 @@ def test_option_errors(t5_dir, gpt2_dir):
         make_backend("ct2-causal", str(gpt2_dir), dtype="bfloat16")
     with pytest.raises(UserError, match="--compute-type: applies to the ct2 backends, not to hf-seq2seq"):
         make_backend("hf-seq2seq", str(t5_dir), compute_type="int8")
-    with pytest.raises(UserError, match="a model for --backend ct2-causal, not ct2-seq2seq"):
+    with pytest.raises(UserError, match="a model for backend ct2-causal, not ct2-seq2seq"):
         make_backend("ct2-seq2seq", str(gpt2_dir))
     import ctranslate2
 
