@@ -47,7 +47,7 @@ def grades(path: Path) -> dict[tuple[str, str, str], int]:
         for p in passages:
             for record in p.get("exam_grades") or []:
                 for r in record["self_ratings"]:
-                    out[query, p["paragraph_id"], r["item_id"]] = r["self_rating"]
+                    out[query, p["paragraph_id"], r.get("question_id") or r["nugget_id"]] = r["self_rating"]
     return out
 
 
