@@ -12,7 +12,10 @@ eager          ``--attention eager``: transformers' T5 with eager attention;
 sdpa           ``--attention sdpa``: the fused encoder, T5's bias merged into one SDPA mask per batch;
 flex           ``--attention flex``: FlexAttention on packed rows (bias in the kernel; on CPU
                without compile this is PyTorch's unfused reference, slow, so not a CPU default);
-flex+compile   ``--attention flex --compile``; also ``sdpa+compile`` on request (``--paths``).
+flex+compile   ``--attention flex --compile``; also ``sdpa+compile`` on request (``--paths``);
+ct2-float32    ``--backend ct2-seq2seq`` (or ``ct2-causal``): CTranslate2 in float32 (the model converted
+               once into a temporary model cache, not timed); ``--threads`` from OMP_NUM_THREADS;
+ct2-int8       the same with ``--compute-type int8`` (its grade flips against fp32 are counted).
 
 ``--model gpt2`` times a causal model instead (GPT-2 small or large shape): ``today`` is
 transformers' SDPA on left-padded batches, ``eager`` and ``sdpa`` add the shared prompt head
@@ -36,6 +39,7 @@ The model is random but shaped like FLAN-T5-small (``--shape small``, CPU) or FL
 prompts are the real QuestionSelfRatedUnanswerablePromptWithChoices with 200-300-word passages.
 
     OMP_NUM_THREADS=1 python benchmarks/grade_throughput.py --device cpu --shape small
+    OMP_NUM_THREADS=2 python benchmarks/grade_throughput.py --shape base --paths sdpa,ct2-float32,ct2-int8
     python benchmarks/grade_throughput.py --device cuda --shape large --passages 300 --batch-size 256
 """
 
@@ -60,13 +64,16 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 SHAPES = {  # FLAN-T5 sizes: d_model, layers, heads, d_kv, d_ff, vocab
     "small": dict(d_model=512, layers=8, heads=6, d_kv=64, d_ff=1024, vocab_size=32128),
+    "base": dict(d_model=768, layers=12, heads=12, d_kv=64, d_ff=2048, vocab_size=32128),
     "large": dict(d_model=1024, layers=24, heads=16, d_kv=64, d_ff=2816, vocab_size=32128),
 }
 GPT2_SHAPES = {  # GPT-2 sizes: d_model, layers, heads, positions, vocab
     "small": dict(n_embd=768, n_layer=12, n_head=12, n_positions=1024, vocab_size=50257),
+    "base": dict(n_embd=768, n_layer=12, n_head=12, n_positions=1024, vocab_size=50257),
     "large": dict(n_embd=1280, n_layer=36, n_head=20, n_positions=1024, vocab_size=50257),
 }
 BACKENDS = {"t5": "hf-seq2seq", "gpt2": "hf-causal"}
+CT2_BACKENDS = {"t5": "ct2-seq2seq", "gpt2": "ct2-causal"}
 PATHS = {  # row name -> backend options (``today``: see make)
     "today": {},
     "eager": dict(attention="eager"),
@@ -74,6 +81,8 @@ PATHS = {  # row name -> backend options (``today``: see make)
     "flex": dict(attention="flex"),
     "flex+compile": dict(attention="flex", compile=True),
     "sdpa+compile": dict(attention="sdpa", compile=True),
+    "ct2-float32": dict(compute_type="float32"),
+    "ct2-int8": dict(compute_type="int8"),
 }
 DEFAULT_PATHS = {
     ("t5", "cpu"): "today,eager,sdpa,flex+compile",
@@ -146,6 +155,8 @@ def make(model: str, folder: Path, common: dict, name: str, **options):
     from rubric.llm.hf_common import use_attention
     from rubric.llm.registry import make_backend
 
+    if name.startswith("ct2"):
+        return make_backend(CT2_BACKENDS[model], str(folder), **dict(common, dtype=None), **options)
     if name == "today":
         options = dict(options, attention="eager" if model == "t5" else "sdpa")
     backend = make_backend(BACKENDS[model], str(folder), **common, **options)
@@ -165,8 +176,9 @@ def grade_like_the_grader(backend, prompts: list, choices) -> tuple[list, float,
     from rubric.llm.packing import PaddingTally
 
     backend._ids = {}  # nothing remembered from an earlier run
-    backend.padding = PaddingTally()
-    cuda = str(backend.device).startswith("cuda")
+    if hasattr(backend, "padding"):  # CTranslate2 pads inside its own kernels
+        backend.padding = PaddingTally()
+    cuda = str(backend.device).startswith("cuda") and hasattr(backend, "net")
     if cuda:
         torch.cuda.synchronize()
         before = torch.cuda.memory_allocated()
@@ -207,7 +219,10 @@ def run_paths(
     cuda = common["device"].startswith("cuda")
     backends = [make(model, folder, common, name, **PATHS[name]) for name in names]
     rows = [
-        Row(n, b.attention, fp32=b.torch_dtype == torch.float32) for n, b in zip(names, backends, strict=True)
+        Row(n, b.attention, fp32=b.torch_dtype == torch.float32)
+        if hasattr(b, "torch_dtype")
+        else Row(n, b.kernel_summary(), fp32=b.compute_type == "float32")
+        for n, b in zip(names, backends, strict=True)
     ]
     for row, backend in zip(rows, backends, strict=True):
         row.ratings, row.first, _ = grade_like_the_grader(backend, prompts, choices)
@@ -218,7 +233,7 @@ def run_paths(
             row.memory = max(row.memory, memory)
             assert [r.text for r in ratings] == [r.text for r in row.ratings]  # same path, same answers
     for row, backend in zip(rows, backends, strict=True):
-        row.padding = backend.padding.ratio
+        row.padding = backend.padding.ratio if hasattr(backend, "padding") else None
         encoder = getattr(backend, "encoder", None)
         if encoder is not None and encoder.log.graphs:
             row.compile_note = f"{encoder.log.graphs} graphs, {encoder.log.seconds:.1f} s compiling"
@@ -284,6 +299,7 @@ def main() -> None:
     if unknown:
         ap.error(f"--paths: unknown {', '.join(unknown)}; known: {', '.join(PATHS)}")
     folder = Path(tempfile.mkdtemp(prefix="grade-bench-"))
+    os.environ["RUBRIC_CACHE_DIR"] = str(folder / "cache")  # the ct2 rows' conversions: thrown away
     build_model(args.model, folder, args.shape, args.seed)
     common = dict(device=args.device, batch_size=args.batch_size, max_new_tokens=20, dtype=args.dtype)
     per_passage = make_prompts(list(tiny_models().WORDS), args.passages, args.questions, args.seed)
@@ -340,7 +356,7 @@ def main() -> None:
         mem = f"{row.memory:.2f}" if row.memory else "-"
         label = f"today ({row.attention})" if row.name == "today" else row.name
         warm = max(0.0, row.first - row.seconds)
-        pad = f"{100 * row.padding:.1f}%"
+        pad = "-" if row.padding is None else f"{100 * row.padding:.1f}%"
         table_line(label, f"{n / row.seconds:.2f}", f"{row.first:.1f}s", f"{warm:.1f}s", mem, pad, exact)
         if row.compile_note:
             print(f"{'':<34} compile: {row.compile_note}")
@@ -352,6 +368,11 @@ def main() -> None:
         ratio = by_name["today"].seconds / default_row.seconds
         kind = device_type(args.device)
         print(f"ratio default path ({auto}, the auto choice on {kind}) / today: {ratio:.2f}x")
+    if default_row:
+        for row in rows:
+            if row.name.startswith("ct2"):
+                ratio = default_row.seconds / row.seconds
+                print(f"ratio {row.name} / default path ({auto}): {ratio:.2f}x")
     best = min(rows, key=lambda r: r.seconds)
     for name, rate, _, _ in original:
         print(f"ratio best path ({best.name}) / {name}: {n / best.seconds / rate:.1f}x")

@@ -4,7 +4,8 @@
 # examples/tiny; then
 #   docs/meta-scatter.png          evaluate meta: Rubric-Qrels (embedding grades) vs the human
 #                                  qrels, nDCG@10 and P@5 per run and per topic/run pair
-#   docs/agreement-heatmap.png     verify agreement --plot: grade x judgment counts
+#   docs/agreement-heatmap.png     verify agreement --plot --by-row: grade x judgment, each grade's
+#                                  passages as shares of its row
 #   docs/assignment-confusion.png  evaluate meta --confusion: an embedding-based nugget assignment
 #                                  vs the hand-made one of examples/tiny/assigned-manual.jsonl
 # Usage: examples/figures.sh [OUT_DIR]   (intermediate files; default: a temporary folder)
@@ -40,8 +41,8 @@ rubric evaluate leaderboard --qrels "$DATA/qrels.txt" --run "$DATA/runs" -m ndcg
 rubric evaluate meta "Rubric-Qrels=$OUT/rubric.tsv" -R "human qrels=$OUT/human.tsv" --label-runs \
     --plot "$DOCS/meta-scatter.png" -o "$OUT/meta.tsv"
 
-# Grade x judgment counts of the question grades (TREC DL style: judgments 2-3 are relevant).
-rubric verify agreement "$OUT/graded.jsonl.gz" --prompt-class "$RATE_Q" --min-relevant-judgment 2 \
+# Grade x judgment of the question grades (TREC DL style: judgments 2-3 are relevant), by row.
+rubric verify agreement "$OUT/graded.jsonl.gz" --prompt-class "$RATE_Q" --min-relevant-judgment 2 --by-row \
     --plot "$DOCS/agreement-heatmap.png" -o "$OUT/agreement.tsv"
 
 # Figure 6: an automatic nugget assignment against the hand-made one. For this illustration the

@@ -92,6 +92,15 @@ def private_cache_dir(tmp_path_factory):
     os.environ.update({name: value for name, value in saved.items() if value is not None})
 
 
+@pytest.fixture
+def private_models(tmp_path, monkeypatch) -> Path:
+    """A cache folder of the test's own, ``models/`` included, for tests that convert throwaway
+    models (the ct2 backends): their conversions never reach the user's model cache."""
+    folder = tmp_path / "rubric-cache"
+    monkeypatch.setenv("RUBRIC_CACHE_DIR", str(folder))
+    return folder
+
+
 @pytest.fixture(scope="session")
 def hf_tiny():
     """The builder module :mod:`helpers.tiny_models`, for tests that need a model of their own."""

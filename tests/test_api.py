@@ -4,6 +4,7 @@ and gives what the commands give."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -22,7 +23,7 @@ def _python(code: str) -> str:
         [sys.executable, "-c", code],
         capture_output=True,
         text=True,
-        env={"PYTHONPATH": str(SRC)},
+        env={"PYTHONPATH": str(SRC), "RUBRIC_CACHE_DIR": os.environ["RUBRIC_CACHE_DIR"]},  # this session's
         cwd=ROOT,
         check=False,
     )

@@ -66,7 +66,8 @@ def test_extras_match_pyproject():
     for extra, modules in EXTRAS.items():
         packages = {re.split(r"[<>=!~;\[ ]", req)[0].lower().replace("_", "-") for req in declared[extra]}
         for module in modules:
-            assert module.replace("_", "-") in packages, (extra, module, packages)
+            package = {"sklearn": "scikit-learn"}.get(module, module.replace("_", "-"))
+            assert package in packages, (extra, module, packages)
     assert install_command("hf") == "pip install 'rubric-workbench[hf]'"
 
 
@@ -113,7 +114,7 @@ def test_library_grade_names_the_extra(without, inputs, tmp_path):
     code = (
         "import rubric\n"
         "try:\n"
-        f"    rubric.grade({str(inputs[0])!r}, {str(inputs[1])!r}, {PROMPT!r})\n"
+        f"    rubric.grade({str(inputs[0])!r}, {str(inputs[1])!r}, prompts={PROMPT!r})\n"
         "except rubric.UserError as e:\n"
         "    print(e)\n"
     )

@@ -5,7 +5,7 @@ objects, with the defaults of the matching command, so a notebook can go from ru
 leaderboard without files in between::
 
     passages = rubric.pool("queries.json", ["runs/"], ["collection.tsv"], qrels="qrels.txt")
-    graded = rubric.grade(passages, "nuggets.jsonl", "NuggetSelfRatedPrompt", "embedding")
+    graded = rubric.grade(passages, "nuggets.jsonl", prompts="NuggetSelfRatedPrompt", backend="embedding")
     board = rubric.leaderboard(rubric.qrels(graded), ["runs/"], "nDCG@10")
 """
 
@@ -18,6 +18,7 @@ from rubric.data.labels import LabelRule
 from rubric.data.models import QueryWithFullParagraphList
 from rubric.data.query_selection import QuerySelection
 from rubric.data.select import GradeFilter
+from rubric.errors import UserError
 from rubric.evaluate.qrels import QrelsResult, build_qrels
 from rubric.grading.api import Graded
 
@@ -34,6 +35,7 @@ def pool(
     queries: str | Path | dict[str, str],
     runs: Iterable[str | Path],
     collection: str | Path | Iterable[str | Path],
+    *,
     qrels: str | Path | None = None,
     top_k: int = 20,
     name_from: str = "tag",
@@ -60,6 +62,7 @@ def pool(
 def qrels(
     graded: PassagesLike,
     prompt_class: str | None = None,
+    *,
     llm: str | None = None,
     prompt_type: str | None = None,
     label: str = "max",
@@ -70,7 +73,16 @@ def qrels(
 ) -> QrelsResult:
     """Rubric-Qrels from grades, as ``rubric evaluate qrels``: one label per graded passage
     (``label``: ``max``, ``count`` or ``nth:M``). The result's :meth:`~QrelsResult.to_dict` feeds
-    :func:`leaderboard` (which also takes the result itself); ``write`` saves TREC qrels."""
+    :func:`leaderboard` (which also takes the result itself); ``write`` saves TREC qrels.
+
+    ``min_grade`` is the threshold of ``label="count"`` only; with ``max`` or ``nth:M`` the
+    labels are grades, and what counts as relevant is the ``level`` of :func:`leaderboard`, so
+    a ``min_grade`` there would change nothing and is refused."""
+    if label != "count" and min_grade != 1:
+        raise UserError(
+            f"min_grade: used only with label='count' (with label={label!r} the labels are grades; "
+            "count grades >= T as relevant with leaderboard(..., level=T))"
+        )
     return build_qrels(
         _queries_of(graded),
         selection=GradeFilter(prompt_class, llm, prompt_type),

@@ -2,12 +2,18 @@
 
 The CLI turns a :class:`UserError` into a single line on stderr and exit code 2; anything else is
 a bug and keeps its traceback. Library callers catch it like any exception.
+
+A library function names its *parameters* in its errors, not the command's flags: a Python
+caller never passed ``--workers``. The message marks each parameter as ``{name}`` and lists the
+names (``UserError("{workers}: must be at least 0", "workers")``); ``str(error)`` spells them as
+the library does (``workers``), and the CLI spells them as its flags (:meth:`UserError.spelled`
+with the CLI's table, ``--workers``), so one message serves both.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -15,22 +21,49 @@ _ALL_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 class UserError(Exception):
-    """Bad input: a file, a line in it, or an option. The message says which and what is wrong."""
+    """Bad input: a file, a line in it, or an option. The message says which and what is wrong.
+
+    ``parameters`` are the names marked ``{name}`` in ``message`` (see the module docstring).
+    """
 
     exit_code = 2
 
+    def __init__(self, message: str, *parameters: str):
+        super().__init__(message, *parameters)  # the arguments, so the error pickles (workers)
+        self.template = message
+        self.parameters = parameters
+
+    def spelled(self, spell: Callable[[str], str]) -> str:
+        """The message with each marked parameter spelled by ``spell`` (the CLI: its flag)."""
+        text = self.template
+        for name in self.parameters:
+            text = text.replace("{" + name + "}", spell(name))
+        return text
+
+    def __str__(self) -> str:
+        return self.spelled(str)
+
+
+def _named(option: str) -> tuple[str, tuple[str, ...]]:
+    """``option`` as a message prefix: a flag (``--x``) as written, a parameter name marked."""
+    return (option, ()) if option.startswith("-") else ("{" + option + "}", (option,))
+
 
 def at_least(option: str, value: int | None, minimum: int) -> None:
-    """An integer option below its minimum is a user error naming the option."""
+    """An integer option below its minimum is a user error naming the option (a parameter name,
+    which the CLI spells as its flag, or a flag)."""
     if value is not None and value < minimum:
-        raise UserError(f"{option}: must be at least {minimum}, got {value}")
+        name, parameters = _named(option)
+        raise UserError(f"{name}: must be at least {minimum}, got {value}", *parameters)
 
 
 def one_of(option: str, value: str, choices: Sequence[str]) -> str:
-    """A value outside an option's choices is a user error naming the option and every choice;
-    checked by the library function that takes the value, before it reads any file."""
+    """A value outside an option's choices is a user error naming the option (a parameter name or
+    a flag, as in :func:`at_least`) and every choice; checked by the library function that takes
+    the value, before it reads any file."""
     if value not in choices:
-        raise UserError(f"{option}: expected one of {', '.join(choices)}, got {value!r}")
+        name, parameters = _named(option)
+        raise UserError(f"{name}: expected one of {', '.join(choices)}, got {value!r}", *parameters)
     return value
 
 

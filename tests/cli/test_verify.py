@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from pathlib import Path
 
 import pytest
@@ -176,3 +177,12 @@ def test_agreement_on_imported_qrels_takes_a_query_subset(cli, graded, tmp_path)
     only = cli("verify", "agreement", graded, "--labels", llm, "--query", "q2")
     assert both.returncode == only.returncode == 0, only.stderr
     assert "llm.qrels: 4 passages" in both.stderr and "llm.qrels: 2 passages" in only.stderr
+
+
+def test_multiclass_kappa_only_on_one_scale(cli, graded):
+    """Grades 0-5 against judgments 0-3 unmapped: no multiclass kappa, and how to get one."""
+    r = cli("verify", "agreement", graded, "-j", "2", "-p", fx.RATING)
+    assert r.returncode == 0, r.stderr
+    assert "multiclass kappa left out: grades reach 5, judgments 3" in r.stderr and "--map" in r.stderr
+    mapped = cli("verify", "agreement", graded, "-j", "2", "-p", fx.RATING, "--map", "5=3,4=1")
+    assert re.search(r"multiclass kappa -?\d\.\d{4}", mapped.stderr), mapped.stderr

@@ -65,7 +65,7 @@ def test_correlate_leaderboard_and_sweep(cli, user_error, tiny, tmp_path):
     official.write_text(json.dumps({"a": 1, "b": 2, "c": 3, "e": 4}))
     result = cli("evaluate", "correlate", "--leaderboard", lb, "--official", official)
     assert result.returncode == 0, result.stderr
-    assert result.stdout == "runs\tspearman\tkendall\n3\t1.000\t1.000\n"
+    assert result.stdout == "runs\tspearman\tkendall\n3\t1.0000\t1.0000\n"
     assert "left out runs not on the official leaderboard: d" in result.stderr
     assert "e" in result.stderr.splitlines()[-1]
     official.write_text(json.dumps({"alpha": 2, "beta": 1, "gamma": 3}))

@@ -149,3 +149,22 @@ def test_python_api_takes_paths_dicts_and_the_cli_defaults(tiny, graded):
                                              "z": {"q1": {"d3": 1.0}}}, "nDCG@1")  # fmt: skip
     scores = Official({"x": 0.9, "y": 0.1, "z": 0.5}, are_ranks=False)
     assert correlate(three, scores).spearman == 1.0
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        (["P@10", "recip_rank", "mrr"], "-m: mrr is the same measure as recip_rank; give it once"),
+        (["P@10", "P_10"], "-m: P_10 is the same measure as P@10"),
+        (["map,map"], "-m: map is given twice"),
+    ],
+)
+def test_one_measure_named_twice_is_an_error(board, user_error, given, message):
+    user_error(board(*[a for m in given for a in ("-m", m)]), message)
+
+
+def test_a_group_and_a_measure_in_it_are_kept_once(board):
+    r = board("-m", "official", "-m", "P.10")
+    assert r.returncode == 0, r.stderr
+    measures = [m for run, m in values(r.stdout) if run == "alpha"]
+    assert len(measures) == len(set(measures)) and "P_10" in measures

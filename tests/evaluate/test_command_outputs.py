@@ -46,7 +46,7 @@ def test_one_of_names_the_option_and_every_choice():
 @pytest.mark.parametrize(
     "options, message",
     [
-        ({"fmt": "xml"}, "--format: expected one of tsv, json, latex, trec_eval, got 'xml'"),
+        ({"fmt": "xml"}, "--format: expected one of tsv, csv, json, latex, trec_eval, got 'xml'"),
         ({"name_from": "dir"}, "--name-from: expected one of tag, file, got 'dir'"),
         ({"measures": ["nDCG@ten"]}, "-m: nDCG@ten"),
     ],
@@ -127,7 +127,7 @@ def test_correlation_output_both_modes(tmp_path):
     official = tmp_path / "official.json"
     official.write_text(json.dumps({"a": 1, "b": 2, "c": 3, "e": 4}))
     done = correlation_output(official, leaderboard=lb)
-    assert done.text == "runs\tspearman\tkendall\n3\t1.000\t1.000\n"
+    assert done.text == "runs\tspearman\tkendall\n3\t1.0000\t1.0000\n"
     assert done.before == [
         "left out runs not on the official leaderboard: d",
         f"left out official runs missing from {lb}: e",

@@ -119,12 +119,15 @@ def test_bad_names_and_parameters_name_the_option_and_a_fix(typed, message):
     assert str(e.value).startswith("-m: ")
 
 
-def test_parse_measures_keeps_order_and_drops_duplicates():
-    ms = parse_measures(["nDCG@10", "map ndcg_cut.10", "P(rel=2)@5", "P@5", "ndcg_cut_10"])
+def test_parse_measures_keeps_order_and_refuses_one_measure_named_twice():
+    ms = parse_measures(["nDCG@10", "map", "P(rel=2)@5", "P@5"])
     assert [(m.name, m.level) for m in ms] == [
         ("ndcg_cut_10", None),
         ("map", None),
         ("P_5", 2),
         ("P_5", None),
     ]
+    with pytest.raises(UserError, match="ndcg_cut_10 is the same measure as nDCG@10"):
+        parse_measures(["nDCG@10", "map", "ndcg_cut_10"])
+    assert len(parse_measures(["P.5,10", "P.10"])) == 2  # a group and one of its measures: once
     assert wants_runid(["official"]) and not wants_runid(["map"])

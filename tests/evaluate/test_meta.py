@@ -203,7 +203,7 @@ def test_cli_run_level_equals_correlate(cli, tmp_path):
             "--measure", "P.5")  # fmt: skip
     assert c.returncode == 0, c.stderr
     runs, rho, tau = c.stdout.splitlines()[1].split("\t")
-    assert f"{row['tau_run']:.3f}" == tau and f"{row['rho_run']:.3f}" == rho
+    assert f"{row['tau_run']:.4f}" == tau and f"{row['rho_run']:.4f}" == rho
     lines = (tmp_path / "topics.tsv").read_text().splitlines()
     assert lines[0] == "condition\tmeasure\tquery\truns\tspearman\tkendall"
     assert [line.split("\t")[2] for line in lines[1:]] == ["q1", "q2", "q3", "q4", "q5", "all"]

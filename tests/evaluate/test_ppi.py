@@ -88,19 +88,18 @@ def _direct(y, yhat, llm_all, confidence):
         keep = max(0.0, 1 - se2 / (b * b)) if b != 0 else 0.0
         return min(1.0, max(0.0, b * keep))
 
-    def theta(lam, ys, hs):
-        return lam * mu + sum(a - lam * h for a, h in zip(ys, hs, strict=False)) / len(ys)
-
     out = {}
+    census = n == n_all  # every topic judged: the human mean, no weight
     for name, rule in (("human", lambda ys, hs: 0.0), ("ppi", lambda ys, hs: 1.0), ("ppipp", slope)):
-        value = theta(rule(y, yhat), y, yhat)
-        reps = []
-        for i in range(n):
+        if census and name == "ppipp":
+            rule = lambda ys, hs: 0.0  # noqa: E731
+        terms = []
+        for i in range(n):  # cross-fit: topic i's weight is learnt without topic i
             ys = [a for j, a in enumerate(y) if j != i]
             hs = [h for j, h in enumerate(yhat) if j != i]
-            reps.append(theta(rule(ys, hs), ys, hs))
-        mean_rep = sum(reps) / n
-        var = fpc * (n - 1) / n * sum((r - mean_rep) ** 2 for r in reps)
+            terms.append(y[i] - rule(ys, hs) * (yhat[i] - mu))
+        value = sum(terms) / n
+        var = fpc * sum((t - value) ** 2 for t in terms) / (n - 1) / n
         out[name] = (value, value - q * math.sqrt(var), value + q * math.sqrt(var))
     return out
 

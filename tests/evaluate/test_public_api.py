@@ -27,3 +27,7 @@ def test_qrels_result_feeds_the_leaderboard_and_writes_trec_qrels(graded, tmp_pa
     assert from_result.values() == {"alpha": 1.0, "beta": 1.0}
     with pytest.raises(rubric.UserError):
         rubric.qrels(queries, prompt_class="NoSuchPrompt")
+    with pytest.raises(rubric.UserError, match="min_grade: used only with label='count'"):
+        rubric.qrels(queries, prompt_class=QSR, min_grade=4)  # label max: it would change nothing
+    counted = rubric.qrels(Graded(queries, None), prompt_class=QSR, label="count", min_grade=4)
+    assert counted.to_dict() != result.to_dict()

@@ -7,7 +7,7 @@ import pytest
 from scipy.stats import ttest_rel
 
 from rubric.errors import UserError
-from rubric.evaluate.significance import adjust, cohens_d, compare_scores, paired_p_value
+from rubric.evaluate.paired import adjust, cohens_d, compare_scores, paired_p_value
 
 A = {"q1": 0.2, "q2": 0.4, "q3": 0.1, "q4": 0.5, "q5": 0.3, "q6": 0.6}
 B = {"q1": 0.3, "q2": 0.7, "q3": 0.2, "q4": 0.6, "q5": 0.2, "q6": 0.9}

@@ -46,12 +46,19 @@ def test_walkthrough_runs_every_phase_and_prints_the_leaderboard(cli, tmp_path, 
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-4000:]
     assert "Traceback (most recent call last)" not in result.stderr, result.stderr[-4000:]
-    for name in ("passages.jsonl.gz", "graded.jsonl.gz", "review.html", "review-smollm2-135m.html",
-                 "leaderboard-human.tsv",
-                 "leaderboard-smollm2-135m.tsv", "leaderboard-all-MiniLM-L6-v2.tsv",
+    for name in ("passages.jsonl.gz", "graded.jsonl.gz", "graded-llm.jsonl.gz", "review.html",
+                 "review-smollm2-135m.html", "leaderboard-human.tsv", "leaderboard-all-MiniLM-L6-v2.tsv",
                  "rubric-smollm2-135m.qrels", "correlation-all-MiniLM-L6-v2.tsv"):  # fmt: skip
         assert (out / name).stat().st_size > 0, name
-    # the final leaderboard names the three example runs
+    # the headline: the embedding baseline's leaderboard of the three example runs and a correlation
+    # that is a number (a grader that ties every run would give nan)
+    headline = result.stdout.split("Result: ")[1]
     for run in ("dense-rerank", "bm25", "title-match"):
-        assert run in result.stdout
+        assert run in headline.split("Its rank correlation")[0]
+    runs, spearman, kendall = (
+        (out / "correlation-all-MiniLM-L6-v2.tsv").read_text().splitlines()[1].split("\t")
+    )
+    assert runs == "3" and float(spearman) == float(spearman) and float(kendall) == float(kendall)
+    assert "The LLM path on one query (q1) with smollm2-135m" in result.stdout
+    assert "FutureWarning" not in result.stderr and "deprecated" not in result.stderr
     assert "<html" in (out / "review.html").read_text(encoding="utf-8").lower()

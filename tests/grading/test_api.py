@@ -1,18 +1,22 @@
-"""`rubric.grade`, the Python API: the engine of the command, in memory, on paths or loaded objects."""
+"""`rubric.grade`, the Python API: the command's job in process, on paths or loaded objects."""
 
 from __future__ import annotations
 
 import gzip
 import json
+import os
+import signal
+import threading
 
 import pytest
 
 import rubric
 from helpers import BANKS, TINY
+from helpers.openai_server import scripted_answer, serve
 from rubric.data.collection import load_texts
 from rubric.data.jsonl import read_bank, read_passages, write_passages
 from rubric.data.models import FullParagraphData, QueryWithFullParagraphList
-from rubric.llm.cache import ResponseCache
+from rubric.errors import UserError
 
 SELF = "QuestionSelfRatedUnanswerablePromptWithChoices"
 BANK = BANKS / "questions.jsonl"
@@ -43,29 +47,155 @@ def test_grade_equals_the_command_on_paths_and_on_loaded_objects(cli, setup):
     r = cli("grade", pool, "--bank", BANK, "-p", SELF, "-m", t5, "--device", "cpu", "--no-cache", "-o", out)
     assert r.returncode == 0, r.stderr
     written = [json.loads(line) for line in gzip.decompress(out.read_bytes()).decode().splitlines()]
-    graded = rubric.grade(pool, BANK, SELF, "hf-seq2seq", model=str(t5), device="cpu")
+    graded = rubric.grade(pool, BANK, prompts=SELF, model=str(t5), device="cpu", use_cache=False)
     assert [q.to_json() for q in graded.queries] == written
     assert graded.stats.pairs > 0 and graded.stats.failures == 0 and graded.stats.failed == []
-    again = rubric.grade(list(read_passages(pool)), list(read_bank(BANK)), [SELF], graded_backend(t5))
+    assert graded.outcome is not None and graded.outcome.failures == []
+    again = rubric.grade(
+        list(read_passages(pool)), list(read_bank(BANK)), prompts=[SELF], model=str(t5), device="cpu",
+        cache=root / "loaded.sqlite", output=root / "api.jsonl.gz",
+    )  # fmt: skip
     assert [q.to_json() for q in again.queries] == written
-    graded.write(root / "api.jsonl.gz")
     assert gzip.decompress((root / "api.jsonl.gz").read_bytes()) == gzip.decompress(out.read_bytes())
-
-
-def graded_backend(t5):
-    from rubric.llm.registry import make_backend
-
-    return make_backend("hf-seq2seq", str(t5), device="cpu")
+    graded.write(root / "written.jsonl.gz")
+    assert gzip.decompress((root / "written.jsonl.gz").read_bytes()) == gzip.decompress(out.read_bytes())
 
 
 def test_direct_grading_and_the_cache(setup):
     root, t5, pool = setup
     cache = root / "cache.sqlite"
     queries = {"q1": "how do bees make honey", "q2": "why is the sky blue", "q3": "what causes tides"}
-    first = rubric.grade(pool, None, ["Sun"], "hf-seq2seq", queries=queries, model=str(t5), cache=cache)
+    first = rubric.grade(pool, queries=queries, prompts=["Sun"], model=str(t5), cache=cache, device="cpu")
     assert all(p.grades and p.grades[0].prompt_class == "Sun" for q in first.queries for p in q.paragraphs)
-    second = rubric.grade(
-        pool, None, "Sun", "hf-seq2seq", queries=queries, model=str(t5), cache=ResponseCache(cache)
-    )
+    second = rubric.grade(pool, queries=queries, prompts="Sun", model=str(t5), cache=cache, device="cpu")
     assert second.stats.cached == second.stats.pairs == first.stats.pairs
     assert [q.to_json() for q in second.queries] == [q.to_json() for q in first.queries]
+
+
+def test_errors_name_parameters_and_bad_settings_are_type_errors(setup):
+    _, t5, pool = setup
+    with pytest.raises(UserError, match="^checkpoint_pairs: must be at least 1"):
+        rubric.grade(pool, BANK, prompts=SELF, model=str(t5), checkpoint_pairs=0)
+    with pytest.raises(UserError, match="^concurrency: must be at least 1"):
+        rubric.grade(pool, BANK, prompts=SELF, backend="openai", model="m", concurrency=0)
+    with pytest.raises(UserError, match="^bank, queries: give one"):
+        rubric.grade(pool, prompts="Sun")
+    with pytest.raises(TypeError, match="unexpected keyword arguments: no_such_setting"):
+        rubric.grade(pool, BANK, prompts=SELF, no_such_setting=1)
+
+
+@pytest.fixture
+def sigint_raises():
+    """Ctrl-C as in a notebook: SIGINT raises KeyboardInterrupt in the main thread."""
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signals reach the main thread only, and the test does not run there")
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_an_interrupted_grade_asks_again_only_what_had_not_arrived(cli, tmp_path, sigint_raises):
+    """`rubric.grade` runs the command's job: interrupted (Ctrl-C) after K answers, the same call
+    asks the server only for the answers that had not arrived (the finished queries resume from
+    the partial file, the rest of the answers come from the response cache); a second call on
+    the same output meanwhile is refused by the output lock; the result is the command's file."""
+    passages = tmp_path / "passages.jsonl.gz"
+    r = cli("convert", "runs", "-q", TINY / "queries.tsv", "-C", TINY / "collection.tsv",
+            "--qrels", TINY / "qrels.txt", TINY / "run.alpha", "-o", passages)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    out, cache = tmp_path / "graded.jsonl.gz", tmp_path / "cache.sqlite"
+    arrived, stalled, release = [], threading.Event(), threading.Event()
+    first = next(iter(read_passages(passages)))
+    k = len(first.paragraphs) * 3 + 2  # the first query's pairs (q1: 3 questions, checkpointed alone) and 2
+    refused: list[str] = []
+    lock = threading.Lock()
+
+    def answer(user: str, system: str | None) -> str:
+        with lock:
+            stall = len(arrived) >= k and not release.is_set()
+            if not stall:
+                arrived.append(user)
+        if stall:
+            stalled.set()
+            release.wait(60)
+        return scripted_answer(user, system)
+
+    with serve(answer=answer) as srv:
+        settings = dict(prompts=SELF, backend="openai", model="test-model", base_url=srv.url, concurrency=1,
+                        max_retries=0, cache=cache, output=out, checkpoint_pairs=1)  # fmt: skip
+
+        def interrupt() -> None:
+            if not stalled.wait(60):
+                return  # never stalled: no Ctrl-C that could land outside the call (the test fails)
+            try:
+                rubric.grade(passages, BANK, **settings)
+            except UserError as e:
+                refused.append(str(e))
+            os.kill(os.getpid(), signal.SIGINT)
+
+        helper = threading.Thread(target=interrupt)
+        helper.start()
+        with pytest.raises(KeyboardInterrupt):
+            rubric.grade(passages, BANK, **settings)
+        helper.join()
+        release.set()
+        assert len(arrived) == k and len(srv.requests) == k + 1  # K answered, one asked when stopped
+        assert refused and refused[0].startswith(
+            f"output {out}: another `rubric grade` is writing this output"
+        )
+        assert not out.exists() and out.with_name(out.name + ".partial").exists()
+        before = len(srv.requests)
+        graded = rubric.grade(passages, BANK, **settings)
+        asked = len(srv.requests) - before
+        command = tmp_path / "command.jsonl.gz"
+        r = cli("grade", passages, "--bank", BANK, "-p", SELF, "--backend", "openai", "-m", "test-model",
+                "--base-url", srv.url, "--no-cache", "-o", command)  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        total = len(srv.requests) - before - asked  # the command asks every pair once
+    assert asked == total - k
+    assert graded.stats.resumed_queries >= 1 and graded.stats.cached >= 1
+    assert graded.outcome is not None and graded.outcome.failures == []
+    assert gzip.decompress(out.read_bytes()) == gzip.decompress(command.read_bytes())
+    assert (
+        not out.with_name(out.name + ".partial").exists() and not out.with_name(out.name + ".lock").exists()
+    )
+
+
+def test_the_command_reads_each_input_once_before_grading(cli, tmp_path, monkeypatch, openai_server):
+    """`rubric grade` with a verify prompt and a query selection: each prompt (the verify prompt
+    and its extraction prompt), the bank and the backend's registry entry are loaded once; the
+    passages file is read once before the model loads (pairs, texts, selected queries) and once
+    while grading."""
+    import rubric.data.jsonl
+    import rubric.grading.job
+    import rubric.grading.verification
+    import rubric.llm.registry
+
+    calls: dict[str, int] = {}
+
+    def counted(module, name):
+        original = getattr(module, name)
+
+        def call(*args, **kwargs):
+            calls[name] = calls.get(name, 0) + 1
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, call)
+
+    passages = tmp_path / "passages.jsonl.gz"
+    r = cli("convert", "runs", "-q", TINY / "queries.tsv", "-C", TINY / "collection.tsv",
+            "--qrels", TINY / "qrels.txt", TINY / "run.alpha", "-o", passages)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    for module, name in [
+        (rubric.grading.job, "get_prompt"),
+        (rubric.grading.verification, "get_prompt"),
+        (rubric.data.jsonl, "read_passages"),
+        (rubric.data.jsonl, "read_bank"),
+        (rubric.llm.registry, "backend_class"),
+    ]:
+        counted(module, name)
+    r = cli("grade", passages, "--bank", BANK, "-p", "QuestionCompleteConcisePromptWithT5VerifiedAnswerKey2",
+            "--backend", "openai", "-m", "test-model", "--base-url", openai_server.url, "--no-cache",
+            "--query", "q1", "--query", "q2", "-o", tmp_path / "graded.jsonl.gz")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert calls == {"get_prompt": 2, "read_bank": 1, "backend_class": 1, "read_passages": 2}

@@ -13,7 +13,7 @@ def test_parse_devices():
     assert parse_devices(None, 0, "auto") is None
     assert parse_devices("cpu, cpu", 0, "auto") == ["cpu", "cpu"]
     assert parse_devices(None, 3, "cpu") == ["cpu", "cpu", "cpu"]
-    with pytest.raises(UserError, match="--devices and --workers"):
+    with pytest.raises(UserError, match="^devices and workers"):
         parse_devices("cpu", 2, "cpu")
     with pytest.raises(UserError, match="--device"):
         parse_devices("cpu,gpu:0", 0, "cpu")

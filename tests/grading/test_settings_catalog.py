@@ -8,6 +8,7 @@ import pytest
 
 from helpers import FIXTURES
 from helpers.openai_server import serve
+from rubric.cli.common import flag
 from rubric.convert.pool import pool_file
 from rubric.data.jsonl import read_passages
 from rubric.errors import UserError
@@ -29,15 +30,18 @@ def passages(tmp_path: Path) -> Path:
 
 
 def test_bad_options_fail_before_anything_is_read(tmp_path: Path):
+    """The library names its parameters; the CLI spells them as its options."""
     missing = tmp_path / "no-such-passages.jsonl"
-    with pytest.raises(UserError, match="--workers: must be at least 0, got -1"):
+    with pytest.raises(UserError, match="^workers: must be at least 0, got -1$") as workers:
         GradeSettings(tmp_path / "out.jsonl", workers=-1).grade(
             missing, ["Sun"], queries=missing, report=print
         )
-    with pytest.raises(UserError, match="--checkpoint-pairs: must be at least 1"):
+    assert workers.value.spelled(flag) == "--workers: must be at least 0, got -1"
+    with pytest.raises(UserError, match="^checkpoint_pairs: must be at least 1") as pairs:
         GradeSettings(tmp_path / "out.jsonl", checkpoint_pairs=0).grade(
             missing, ["Sun"], queries=missing, report=print
         )
+    assert pairs.value.spelled(flag).startswith("--checkpoint-pairs: must be at least 1")
     assert not (tmp_path / "out.jsonl").exists()
 
 
@@ -50,7 +54,7 @@ def test_direct_grading_with_a_server_sums_up_and_lists_failures(passages: Path,
         )  # fmt: skip
         outcome = settings.grade(passages, ["Sun"], queries=TINY / "queries.tsv", report=progress.append)
     assert [q.queryId for q in read_passages(out)] == ["q1"]
-    assert outcome.summary[1] == f"wrote {out}: 1 queries"
+    assert outcome.summary[1] == f"wrote {out}: 1 query"
     assert outcome.failures and outcome.what == "pairs"
     assert outcome.summary[0].endswith(f"{len(outcome.failures)} failures")
     assert outcome.lines()[-1].startswith(f"rubric: {len(outcome.failures)} pairs failed")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import random
 from pathlib import Path
 
 WORDS = (
@@ -22,6 +23,20 @@ WORDS = (
     "one nugget addressed passage relevant yes no unanswerable how why what do does make causes "
     "0 1 2 3 4 5 6 7 8 9 . , ? : ; ! ( ) - sun sea rain cloud snow warm cold"
 ).split()
+
+
+#: 20 words: a prompt class's instructions, shared by every prompt that starts with it.
+PROMPT_HEAD = (
+    "question answer context rating can be answered based on available choose one "
+    "nugget addressed passage relevant yes no unanswerable how why"
+)
+
+
+def rating_prompts(words: list[str], n: int, seed: int, head: str = "", longest: int = 40) -> list[str]:
+    """``n`` seeded random prompts of up to ``longest`` words ending like a rating prompt."""
+    rng = random.Random(seed)
+    body = (" ".join(rng.choice(words) for _ in range(rng.randint(3, longest))) for _ in range(n))
+    return [f"{head} {b} rating :".strip() for b in body]
 
 
 def _tokenizer(special: list[str], eos: str, pad: str, unk: str, post: str | None, pair: str | None = None):
@@ -247,3 +262,40 @@ def big_pool(folder: Path) -> tuple[Path, Path]:
                 items.append({"query_id": f"q{q}", "question_id": item_id, "question_text": text})
             f.write(json.dumps({"query_id": f"q{q}", "query_text": f"query {q}", "items": items}) + "\n")
     return folder / "big.jsonl.gz", folder / "bank.jsonl"
+
+
+def build_llama(
+    folder: Path, seed: int = 0, chat: bool = True, digit_bias: float = 2.0, eos_bias: float = 3.0
+) -> Path:
+    """A random Llama (the SmolLM2 family: RMSNorm, rotary positions, grouped-query attention)
+    with a word-level tokenizer and, by default, a chat template; ``digit_bias`` / ``eos_bias``
+    tilt it towards "digit, then end" as :func:`build_gpt2` does."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(seed)
+    tok = _tokenizer(["<|endoftext|>", "<unk>", "<s>"], "<|endoftext|>", "<|endoftext|>", "<unk>", None)
+    tok.bos_token = "<s>"
+    if chat:
+        tok.chat_template = (
+            "{% for m in messages %}{{ m['role'] }} : {{ m['content'] }} ; {% endfor %}"
+            "{% if add_generation_prompt %}answer : {% endif %}"
+        )
+    cfg = LlamaConfig(
+        vocab_size=len(tok),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=512,
+        bos_token_id=2,
+        eos_token_id=0,
+        pad_token_id=0,
+        tie_word_embeddings=False,
+    )
+    model = LlamaForCausalLM(cfg)
+    _bias(model, tok, ":", digit_bias, eos_bias, loud=1.0)
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder

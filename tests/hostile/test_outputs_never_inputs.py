@@ -41,6 +41,7 @@ COMMANDS: dict[str, list[str]] = {
     "bank split": ["{bank}", "--secret", "0.5", "--seed", "1"],
     "grade exam": ["{passages}", "--bank", "{bank}", "-p", RATING],
     "grade direct": ["{passages}", "-q", "{queries.tsv}", "-p", "Sun"],
+    "grade import": ["{graded}", "--qrels", "{qrels.txt}"],
     "grade merge": ["{graded}", "--order", "{passages}"],
     "grade assign": ["{rag.jsonl}", "--bank", "{bank}", "--queries", "{queries.tsv}", "--model", "m"],
     "verify grading": ["{graded}", "--bank", "{bank}"],
@@ -68,6 +69,8 @@ COMMANDS: dict[str, list[str]] = {
         "-m",
         "P@5",
     ],
+    "evaluate learn": ["{graded}", "--judgments", "{qrels.txt}"],
+    "evaluate representative": ["--qrels", "{qrels.txt}", "--run", "{run.alpha}", "-m", "P@5"],
     "evaluate meta": ["cond={t.tsv}", "-R", "{h.tsv}", "--queries", "{items.tsv}"],
 }
 

@@ -13,6 +13,7 @@ from collections import Counter
 import pytest
 import torch
 
+from helpers.tiny_models import PROMPT_HEAD, rating_prompts
 from rubric.errors import UserError
 from rubric.llm.base import Answer, Failure, Request
 from rubric.llm.hf_seq2seq import default_attention
@@ -29,16 +30,8 @@ from rubric.llm.t5_attention import (
 from rubric.prompting.parse import get_parser
 
 PAIRS = 2000
-HEAD = (  # 20 words: a prompt class's instructions, shared by every prompt that starts with it
-    "question answer context rating can be answered based on available choose one "
-    "nugget addressed passage relevant yes no unanswerable how why"
-)
-
-
-def prompts(words: list[str], n: int, seed: int, head: str = "", longest: int = 40) -> list[str]:
-    rng = random.Random(seed)
-    body = (" ".join(rng.choice(words) for _ in range(rng.randint(3, longest))) for _ in range(n))
-    return [f"{head} {b} rating :".strip() for b in body]
+HEAD = PROMPT_HEAD
+prompts = rating_prompts
 
 
 def grades(backend, texts: list[str]) -> tuple[list, list]:
@@ -309,7 +302,7 @@ def test_auto_attention_and_option_errors(t5_dir, gpt2_dir):
     assert make_backend("hf-seq2seq", str(t5_dir)).attention == "sdpa"
     assert make_backend("hf-causal", str(gpt2_dir)).attention == "sdpa"  # transformers' default
     assert make_backend("hf-seq2seq", str(t5_dir), attention="eager").encoder is None
-    with pytest.raises(UserError, match=r"--attention: expected one of auto, eager, sdpa, flex, got 'fast'"):
+    with pytest.raises(UserError, match=r"^attention: expected one of auto, eager, sdpa, flex, got 'fast'"):
         make_backend("hf-seq2seq", str(t5_dir), attention="fast")
     with pytest.raises(UserError, match="--attention flex: GPT2LMHeadModel has no FlexAttention path"):
         make_backend("hf-causal", str(gpt2_dir), attention="flex")

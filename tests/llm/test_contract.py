@@ -19,6 +19,8 @@ DECLARED = {
     "hf-qa": {PairGrader},
     "openai": {ChoiceRater},
     "embedding": {PairGrader},
+    "ct2-seq2seq": {ChoiceRater, TokenCounter},
+    "ct2-causal": {ChoiceRater, TokenCounter},
 }
 
 

@@ -141,7 +141,7 @@ def test_sorted_batches_sort_by_length_and_respect_the_token_budget():
 
 def test_registry_contract():
     assert {"hf-seq2seq", "hf-causal", "hf-qa"} <= set(BACKENDS)
-    with pytest.raises(UserError, match="--backend: unknown backend 'nope'; known: .*hf-seq2seq"):
+    with pytest.raises(UserError, match="^backend: unknown backend 'nope'; known: .*hf-seq2seq"):
         make_backend("nope", "x")
     with pytest.raises(UserError, match="--model /nonexistent/model: cannot load it"):
         make_backend("hf-seq2seq", "/nonexistent/model", device="cpu")

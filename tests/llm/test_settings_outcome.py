@@ -46,14 +46,14 @@ def test_stats_summary_counts_everything():
 @pytest.mark.parametrize(
     ("settings", "message"),
     [
-        (ChatSettings("m", ApiSettings(concurrency=0)), "--concurrency: must be at least 1, got 0"),
-        (ChatSettings("m", ApiSettings(timeout=0)), "--timeout: must be a positive number of seconds"),
-        (ChatSettings("m", ApiSettings(), temperature=2.5), "--temperature: must be 0 to 2, got 2.5"),
-        (ChatSettings("m", ApiSettings(), max_tokens=0), "--max-tokens: must be at least 1, got 0"),
-        (ChatSettings("m", ApiSettings(), parse_retries=-1), "--parse-retries: must be at least 0, got -1"),
+        (ChatSettings("m", ApiSettings(concurrency=0)), "^concurrency: must be at least 1, got 0"),
+        (ChatSettings("m", ApiSettings(timeout=0)), "^timeout: must be a positive number of seconds"),
+        (ChatSettings("m", ApiSettings(), temperature=2.5), "^temperature: must be 0 to 2, got 2.5"),
+        (ChatSettings("m", ApiSettings(), max_tokens=0), "^max_tokens: must be at least 1, got 0"),
+        (ChatSettings("m", ApiSettings(), parse_retries=-1), "^parse_retries: must be at least 0, got -1"),
     ],
 )
-def test_bad_settings_name_their_option(settings, message):
+def test_bad_settings_name_their_parameter(settings, message):
     with pytest.raises(UserError, match=message):
         settings.check()
     with pytest.raises(UserError, match=message):
@@ -88,6 +88,7 @@ def test_local_settings_as_backend_keywords():
     assert LocalSettings().backend_options() == {
         "attention": None, "compile": None, "device": "auto", "dtype": "auto", "batch_size": 0,
         "token_budget": 0, "max_input_tokens": 512, "max_new_tokens": 32, "num_beams": 1,
+        "compute_type": None, "threads": None,
     }  # fmt: skip
     chosen = LocalSettings(device="cpu", attention="sdpa", compile_encoder=True).backend_options()
     assert (chosen["device"], chosen["attention"], chosen["compile"]) == ("cpu", "sdpa", True)

@@ -139,3 +139,107 @@ def test_conditions_with_different_measures_are_laid_out_in_order(tmp_path):
     path = tmp_path / "f.png"
     meta_scatter(report.rows, path, "h")
     assert _png_size(path.read_bytes()) == figure_pixels(report.rows) == (800, 400)  # side by side, not 2 x 2
+
+
+def _overlaps(boxes) -> list[tuple[int, int]]:
+    return [
+        (i, j) for i in range(len(boxes)) for j in range(i + 1, len(boxes)) if boxes[i].overlaps(boxes[j])
+    ]
+
+
+def _crowded(runs: int, topics: int = 4, seed: int = 5) -> list:
+    """Runs with long names whose scores crowd into a small range, as real submissions do."""
+    rng = random.Random(seed)
+    names = [f"team{i % 7}_bert_rerank_p{i}" for i in range(runs)]
+    per_query = {"ndcg": {n: {f"t{j}": 0.5 + 0.1 * rng.random() for j in range(topics)} for n in names}}
+    ref = {"ndcg": {n: {f"t{j}": 0.45 + 0.15 * rng.random() for j in range(topics)} for n in names}}
+    return meta_evaluate([("auto", ScoreTable("auto", per_query=per_query))], ScoreTable("h", per_query=ref),
+                         resamples=0).rows  # fmt: skip
+
+
+@pytest.mark.parametrize("runs", [3, 37])
+def test_run_labels_overlap_nothing(runs):
+    from rubric.plots import style
+    from rubric.plots.labels import Box, label_boxes
+    from rubric.plots.scatter import ScatterStyle, scatter_figure
+
+    rows = _crowded(runs)
+    with style():
+        fig, _ = scatter_figure(rows, "h", ScatterStyle(label_runs=True))
+        fig.canvas.draw()
+        (ax,) = [a for a in fig.axes if a.get_visible()]
+        boxes = label_boxes(ax)
+        assert len(boxes) == runs
+        assert _overlaps(boxes) == []
+        frame = ax.get_window_extent()
+        assert all(b.inside(Box(frame.x0, frame.y0, frame.x1, frame.y1)) for b in boxes)
+        renderer = fig.canvas.get_renderer()
+        title = ax.title.get_window_extent(renderer)
+        assert not any(b.overlaps(Box(title.x0, title.y0, title.x1, title.y1)) for b in boxes)
+        texts = [t.get_text() for t in ax.texts if (t.get_gid() or "").startswith("label-")]
+        names = sorted(rows[0].paired.runs)
+        numbered = sorted(texts) != names
+        if numbered:  # the names did not fit: numbers next to the points, the names in a key
+            assert sorted(texts, key=int) == [str(n) for n in range(1, runs + 1)]
+            key = [t.get_text() for legend in fig.legends for t in legend.get_texts()]
+            assert sorted(k.split(maxsplit=1)[1] for k in key if k[0].isdigit()) == names
+        assert numbered == (runs == 37)  # 37 long names in one 4-inch panel need the key
+
+
+def test_names_that_fit_are_written_and_axis_limits_follow_the_data_unless_fixed():
+    from rubric.plots import style
+    from rubric.plots.scatter import ScatterStyle, scatter_figure
+
+    rows = _crowded(5)
+    with style():
+        fig, _ = scatter_figure(rows, "h", ScatterStyle(label_runs=True, panel_inches=6))
+        (ax,) = fig.axes
+        assert sorted(t.get_text() for t in ax.texts if t.get_gid()) == sorted(rows[0].paired.runs)
+        low, high = ax.get_xlim()
+        assert 0.45 < low < 0.5 < high < 0.65  # the data's range, not 0-1
+        fig, _ = scatter_figure(rows, "h", ScatterStyle(xlim=(0, 1), ylim=(0.2, 0.9)))
+        assert fig.axes[0].get_xlim() == (0, 1) and fig.axes[0].get_ylim() == (0.2, 0.9)
+
+
+def test_size_and_dpi_options(cli, tmp_path):
+    table = tmp_path / "t.tsv"
+    table.write_text(
+        "run\tmeasure\tquery\tvalue\n"
+        + "".join(f"r{i}\tm\tq{j}\t{(i * 3 + j) % 7 / 7:.4f}\n" for i in range(4) for j in range(3))
+    )
+    path = tmp_path / "f.png"
+    r = cli("evaluate", "meta", table, "-R", table, "--plot", path, "--plot-size", "3", "--dpi", "200",
+            "--xlim", "0,1", "--resamples", "0")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert _png_size(path.read_bytes()) == (600, 600)
+    bad = cli("evaluate", "meta", table, "-R", table, "--plot", path, "--xlim", "1,0")
+    assert bad.returncode == 2 and "--xlim: expected LO < HI" in bad.stderr
+
+
+def test_agreement_heatmap_shows_every_category_in_order_with_kappa():
+    from collections import Counter
+
+    from rubric.verify.agreement import Agreement
+
+    ag = Agreement(Counter({(5, 3): 4, (0, 0): 10, (3, 1): 2}), 2, "Q (llm)", "judgments of qrels.txt")
+    panel = ag.count_matrix(top_grade=5, top_level=3)
+    assert panel.row_labels == ["5", "4", "3", "2", "1", "0"]  # grades 4, 2, 1 unseen but shown
+    assert panel.col_labels == ["0", "1", "2", "3"]  # natural order
+    assert "Q (llm) vs judgments of qrels.txt" in panel.title
+    assert f"κ = {ag.binary(ag.best_threshold()).kappa:.3f}" in panel.title
+    assert panel.shares()[0] == [0, 0, 0, 1.0] and panel.shares()[1] == [0, 0, 0, 0]
+    assert panel.text(0, 3, by_row=True) == "100%\n(4)"
+
+
+def test_confusion_axes_have_human_names():
+    from collections import Counter
+
+    from rubric.evaluate.assignment_agreement import AssignmentConfusion
+    from rubric.plots.heatmap import assignment_panel
+
+    counts = Counter({("support", "partial_support"): 3, ("not_support", "not_support"): 5})
+    panel = assignment_panel(AssignmentConfusion(counts, "auto.jsonl", "manual.jsonl"), by_row=True)
+    assert panel.row_labels == panel.col_labels == ["support", "partial support", "not support"]
+    assert (panel.row_title, panel.col_title) == ("automatic (auto.jsonl)", "manual (manual.jsonl)")
+    assert "κ = " in panel.title
+    assert panel.text(0, 1, by_row=True) == "100%\n(3)"

@@ -3,10 +3,9 @@ truth and each released phase-3 LLM qrels file as the LLM labels: the numbers of
 docs/validation.md (benchmarks/validate_estimate.py, 1,000 draws, seed 0; deterministic).
 
 The issue's targets: mean coverage over runs >= 0.93 at n = 10 and 20, and PPI++ mean width <=
-1.02 x the human-only mean width at every n. Every cell meets them except the six listed in
-``EXCEPTIONS`` (and in docs/validation.md), which are held to the bounds measured there: where
-the LLM labels barely track NIST's (Thomas, Sun_few) a weight learnt from 5 or 10 topics costs
-more than it gains, and honest intervals show it."""
+1.02 x the human-only mean width at every n. Every cell meets them except the one listed in
+``EXCEPTIONS`` (and in docs/validation.md), held to the bound measured there: DL20,
+NuggetSelfRatedPrompt, AP, n = 10 covers 0.928 on average over the 15 runs (human only 0.941)."""
 
 from __future__ import annotations
 
@@ -29,12 +28,7 @@ def _script():
 
 
 EXCEPTIONS = {  # (collection, qrels, measure, n): (least mean coverage, largest width ratio)
-    ("DL19", "Thomas", "nDCG@10", 5): (0.0, 1.03),
-    ("DL19", "Thomas", "nDCG@10", 10): (0.93, 1.025),
-    ("DL20", "Sun_few", "nDCG@10", 5): (0.0, 1.025),
-    ("DL20", "Sun_few", "nDCG@10", 10): (0.93, 1.021),
-    ("DL20", "Thomas", "nDCG@10", 5): (0.0, 1.033),
-    ("DL20", "NuggetSelfRatedPrompt", "AP(rel=2)", 10): (0.926, 1.02),
+    ("DL20", "NuggetSelfRatedPrompt", "AP(rel=2)", 10): (0.927, 1.02),
 }
 
 

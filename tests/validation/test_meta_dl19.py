@@ -113,6 +113,29 @@ def test_three_taus_equal_scipy_and_run_level_equals_correlate(cli, tables):
             "--official", out / "NIST-summary.tsv", "--measure", MEASURE)  # fmt: skip
     assert c.returncode == 0, c.stderr
     _, rho, tau = c.stdout.splitlines()[1].split("\t")
-    assert (tau, rho) == (f"{rows[0]['tau_run']:.3f}", f"{rows[0]['rho_run']:.3f}")
+    # correlate prints 4 places
+    assert (tau, rho) == (f"{rows[0]['tau_run']:.4f}", f"{rows[0]['rho_run']:.4f}")
     per_topic = [line.split("\t") for line in (out / "per-topic.tsv").read_text().splitlines()[1:]]
     assert len(per_topic) == 8 * (43 + 1)
+
+
+def test_scatter_of_all_37_runs_labelled_has_no_overlapping_labels(tables):
+    """The DL19 figure with every run labelled: the label boxes, as rendered, overlap no other."""
+    pytest.importorskip("matplotlib")
+    from rubric.evaluate.meta import meta_evaluate
+    from rubric.evaluate.score_tables import read_score_table
+    from rubric.plots import style
+    from rubric.plots.labels import label_boxes
+    from rubric.plots.scatter import ScatterStyle, scatter_figure
+
+    _, paths = tables
+    condition = read_score_table(paths["QuestionSelfRatedUnanswerablePromptWithChoices"])
+    report = meta_evaluate([("Rubric-Qrels", condition)], read_score_table(paths["NIST"]), resamples=0)
+    with style():
+        fig, _ = scatter_figure(report.rows, "NIST", ScatterStyle(label_runs=True))
+        fig.canvas.draw()
+        (ax,) = fig.axes
+        boxes = label_boxes(ax)
+        assert len(boxes) == 37
+        overlapping = [(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1 :] if a.overlaps(b)]
+        assert overlapping == []

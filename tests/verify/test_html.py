@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+import shutil
 import struct
 import subprocess
 import zlib
 from html.parser import HTMLParser
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -95,6 +97,32 @@ def test_page_is_self_contained_and_escaped(graded, fx):
     assert fx.XSS not in page  # the payload only appears JSON-escaped
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)  # nothing loaded from the network
     assert "innerHTML" not in page
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_the_page_script_parses(tmp_path):
+    """`node --check` parses the page's JavaScript as shipped (the browser tests, where chromium is
+    installed, also run it: the grid is built by it)."""
+    script = resources.files("rubric.verify") / "page" / "review.js"
+    ok = subprocess.run(["node", "--check", str(script)], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    broken = tmp_path / "broken.js"
+    broken.write_text(script.read_text(encoding="utf-8").replace("function (", "function ((", 1))
+    bad = subprocess.run(["node", "--check", str(broken)], capture_output=True, text=True)
+    assert bad.returncode != 0 and "SyntaxError" in bad.stderr
+
+
+def test_the_page_is_its_package_files_joined(graded, fx):
+    """The page's HTML, CSS and JavaScript are the package files, inserted as they are."""
+    page = resources.files("rubric.verify") / "page"
+    text = render_page(load_matrix(graded, GradeFilter(fx.RATING)))
+    css, js = (
+        (page / "review.css").read_text(encoding="utf-8"),
+        (page / "review.js").read_text(encoding="utf-8"),
+    )
+    assert f"<style>\n{css}</style>" in text and f"<script>\n{js}</script>" in text
+    head = (page / "review.html").read_text(encoding="utf-8").split("@TITLE@")[0]
+    assert text.startswith(head)
 
 
 @needs_chromium

@@ -112,6 +112,7 @@ def inert(page, browser, url: str) -> None:
     assert page.evaluate("document.querySelectorAll('img, svg, iframe, object, embed, b').length") == 0
     assert page.evaluate("document.body.dataset.pwned === undefined")
     assert browser.events_of("Page.javascriptDialogOpening") == []
+    assert browser.events_of("Runtime.exceptionThrown") == []  # the page's script parsed and ran clean
     requested = [e["request"]["url"] for e in browser.events_of("Network.requestWillBeSent")]
     assert requested and set(requested) == {url}, requested
 

@@ -93,7 +93,7 @@ def generate_banks(
             raise ParseError("the list is empty")
         return items
 
-    asked = ask_parsed(CachedBackend(backend, cache), requests, parse, retries=parse_retries)
+    asked = ask_parsed(CachedBackend(backend, cache), requests, parse, retries=parse_retries, desc="bank")
     banks, failures = [], []
     for topic, res in zip(topics, asked, strict=True):
         if res.value is None:

@@ -84,7 +84,9 @@ def create_nuggets(
             )
             for s, win in active
         ]
-        asked = ask_parsed(llm, requests, lambda i, a: parse_list(a), retries=retries)
+        asked = ask_parsed(
+            llm, requests, lambda i, a: parse_list(a), retries=retries, desc=f"nuggetize window {turn + 1}"
+        )
         for (state, _), res in zip(active, asked, strict=True):
             if res.value is None:
                 state.failed_windows.append(turn + 1)
@@ -111,7 +113,11 @@ def label_importance(
         for s, _, batch in jobs
     ]
     asked = ask_parsed(
-        llm, requests, lambda i, a: parse_labels(a, IMPORTANCE, len(jobs[i][2])), retries=retries
+        llm,
+        requests,
+        lambda i, a: parse_labels(a, IMPORTANCE, len(jobs[i][2])),
+        retries=retries,
+        desc="importance",
     )
     labels: dict[str, list[str | None]] = {s.query_id: [None] * len(s.nuggets) for s in states}
     for (s, start, batch), res in zip(jobs, asked, strict=True):

@@ -28,6 +28,17 @@ def is_output(hint: Any) -> bool:
     return typing.get_origin(hint) is Annotated and any(isinstance(m, Writes) for m in hint.__metadata__)
 
 
+#: Library parameters whose command-line option is not ``--`` and the name with dashes.
+FLAGS = {"output": "-o", "prompts": "--prompt", "prompt_files": "--prompt-file"}
+
+
+def flag(parameter: str) -> str:
+    """The command-line option of a library parameter (``checkpoint_pairs`` ->
+    ``--checkpoint-pairs``): library errors name parameters, the CLI prints its options
+    (:meth:`rubric.errors.UserError.spelled`)."""
+    return FLAGS.get(parameter, "--" + parameter.replace("_", "-"))
+
+
 def phase_app(help_text: str, **settings: Any) -> typer.Typer:
     """A Typer group with the conventions of every phase (no completion, -h, plain help)."""
     return typer.Typer(
@@ -145,3 +156,68 @@ def guard_outputs(command: Callable[..., Any]) -> Callable[..., Any]:
             return command(*args, **kwargs)
 
     return guarded
+
+
+def plain_metavars(command: Any) -> Any:
+    """Give every option and argument of a click command tree a plain metavar, as Unix help
+    writes them (``--queries FILE``, ``--batch-size N``, ``--prompt PROMPT``, ``PASSAGES``),
+    instead of Typer's Python types (``<path>``, ``<list[str]>``); metavars set by hand stay.
+    Each command's one-line summary in its group's list is its docstring's first sentence,
+    whole (click cuts it at the terminal width with "...")."""
+    import click
+
+    for param in command.params:
+        if (
+            param.metavar is None
+            and not getattr(param, "is_flag", False)
+            and not getattr(param, "count", False)
+        ):
+            param.metavar = _metavar(param, click)
+        if param.param_type_name == "argument":
+            param.display_type_rich = lambda ctx: None  # the metavar says it; no <type> after it
+    for sub in getattr(command, "commands", {}).values():
+        if sub.short_help is None and sub.help:
+            sub.short_help = _first_sentence(sub.help)
+        plain_metavars(sub)
+    return command
+
+
+def _metavar(param: Any, click: Any) -> str | None:
+    """FILE, N, NUMBER, or the option's name for text; None (Typer's list) for a choice."""
+    if param.param_type_name == "argument":
+        return param.name.upper()
+    kind = _kind(param, click)
+    if kind == "choice":
+        return None
+    if kind in ("path", "int", "float"):
+        return {"path": "FILE", "int": "N", "float": "NUMBER"}[kind]
+    longs = [o for o in param.opts if o.startswith("--")]
+    return (longs[0][2:] if longs else param.name).upper().replace("-", "_")
+
+
+def _kind(param: Any, click: Any) -> str:
+    """What a parameter takes: from Typer's type descriptor (Typer >= 0.20) or click's type."""
+    descriptor = getattr(param, "type_descriptor", None)
+    if descriptor is not None:
+        if descriptor.is_choice:
+            return "choice"
+        if descriptor.is_path:
+            return "path"
+        annotation = descriptor.annotation
+        element = typing.get_args(annotation)[0] if descriptor.is_list else annotation
+        if isinstance(element, type) and issubclass(element, Path):
+            return "path"
+        return {int: "int", float: "float"}.get(element, "text")
+    kind = getattr(param, "type", None)
+    if isinstance(kind, click.Choice):
+        return "choice"
+    if isinstance(kind, click.Path):
+        return "path"
+    return {click.INT: "int", click.FLOAT: "float"}.get(kind, "text")
+
+
+def _first_sentence(text: str) -> str:
+    """The first sentence of a docstring's first paragraph (a summary line)."""
+    paragraph = " ".join(inspect.cleandoc(text).split("\n\n")[0].split())
+    end = paragraph.find(". ")
+    return paragraph if end < 0 else paragraph[: end + 1]

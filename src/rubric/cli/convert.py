@@ -6,24 +6,30 @@ from pathlib import Path
 
 import typer
 
+from rubric.cli import options as opt
 from rubric.cli.common import OptionalOutputPath, OutputPath, info, phase_app
+from rubric.data.table import counted
 
 app = phase_app("Convert runs, qrels, collections, RAG answers and topics into workbench files.")
 
 
 @app.command("runs")
 def runs_command(
-    runs_args: list[Path] = typer.Argument(
-        None, help="Run files (TREC format, plain or .gz) or directories of runs."
-    ),
+    runs_args: list[Path] = typer.Argument(None, metavar="RUN", help=opt.RUN_HELP, show_default=False),
     queries: Path = typer.Option(
-        ..., "--topics", help="Query texts (topics): JSON {qid: text}, TSV or JSONL."
+        ..., "--topics", metavar="FILE", help="Query texts (topics): JSON {qid: text}, TSV or JSONL."
     ),
     collection: list[Path] = typer.Option(
-        ..., "--collection", "-C", help="Passage texts: TSV docid<TAB>text or JSONL (repeatable)."
+        ...,
+        "--collection",
+        "-C",
+        metavar="FILE",
+        help="Passage texts (repeatable): TSV docid<TAB>text, JSON lines with an id and a text field "
+        "(Pyserini corpora: id, contents), a workbench passages file, or RankLLM/Pyserini candidate "
+        "JSON (retrieve_results_*.json).",
     ),
     runs: list[Path] = typer.Option(
-        None, "--run", "-r", help="Run files or directories (repeatable; also accepted as arguments)."
+        None, "--run", "-r", metavar="RUN", help="As the arguments: " + opt.RUN_HELP, show_default=False
     ),
     qrels: Path | None = typer.Option(
         None, "--qrels", help="Judgments: every judged passage is pooled with its relevance."
@@ -101,7 +107,7 @@ def queries_command(
 
     qs = read_queries(source)
     write_queries(output, qs, fmt)
-    info(f"wrote {output}: {len(qs)} queries")
+    info(f"wrote {output}: {counted(len(qs), 'query')}")
 
 
 @app.command("check")

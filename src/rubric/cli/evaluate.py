@@ -214,8 +214,28 @@ def leaderboard_command(
         "tsv",
         "--format",
         "-f",
-        help="tsv (run, measure, value, stderr, n_queries; with -q: run, measure, query, value), json, "
-        "latex, or trec_eval (exactly trec_eval's output, run after run).",
+        help="tsv (run, measure, value, stderr, n_queries; with -q: run, measure, query, value), csv "
+        "(the same), json (with -q: per-query values), latex, or trec_eval (exactly trec_eval's "
+        "output, run after run).",
+    ),
+    wide: bool = typer.Option(
+        False,
+        "--wide",
+        help="One row per run, one column per measure (with -f tsv or csv), as a paper prints it.",
+    ),
+    baseline: str | None = typer.Option(
+        None,
+        "--baseline",
+        metavar="RUN",
+        help="--wide: mark each value + (-) where the run is significantly better (worse) than this "
+        "run: paired t-test on the queries both have, Holm over the runs, p < 0.05 (as ranx marks its "
+        "report). [default: no marks]",
+    ),
+    max_docs: int | None = typer.Option(
+        None,
+        "--max-docs",
+        min=1,
+        help="trec_eval -M: cut every ranking to its first N documents. [default: all]",
     ),
     name_from: opt.NameFrom = "tag",
     digits: int = typer.Option(4, "--digits", min=0, max=17, help="Decimals in tsv (trec_eval prints 4)."),
@@ -232,6 +252,9 @@ def leaderboard_command(
     from rubric.evaluate.leaderboards import leaderboard_output
 
     queries = subset.selection  # called by the library once it has checked the options
+    from rubric.evaluate.wide import Marks
+
+    marks = Marks(baseline) if baseline is not None else None
     done = leaderboard_output(
         qrels,
         runs,
@@ -244,6 +267,9 @@ def leaderboard_command(
         digits=digits,
         name_from=name_from,
         queries=queries,
+        wide=wide,
+        marks=marks,
+        max_docs=max_docs,
     )
     _write(done, output)
 
@@ -301,7 +327,7 @@ def cover_command(
 ) -> None:
     """Rubric-Cover@k per run: share of a query's items answered by the run's first k passages.
 
-    opt.Runs come from the rankings stored in the passages file. Every run is averaged over the
+    Runs come from the rankings stored in the passages file. Every run is averaged over the
     queries evaluated (the file's, those in the bank when one is given; with -c all of the
     bank's): a query where a run has no passage counts as 0. Bank queries the file lacks are
     listed on stderr.
@@ -359,7 +385,7 @@ def correlate_command(
     qrels: list[Path] = typer.Option(
         None, "--qrels", help="--sweep: qrels files or directories (repeatable)."
     ),
-    runs: list[Path] = typer.Option(None, "--run", "-r", help="--sweep: runs or directories (repeatable)."),
+    runs: list[Path] = typer.Option(None, "--run", "-r", metavar="RUN", help="--sweep: " + opt.RUN_HELP),
     levels: list[int] = typer.Option(
         None, "--level", "-l", min=1, help="--sweep: relevance levels (default 1)."
     ),
@@ -368,10 +394,13 @@ def correlate_command(
     queries: Path | None = typer.Option(
         None, "--queries", help="--sweep: only the queries of this file (as for `leaderboard`)."
     ),
+    name_from: str = typer.Option(
+        "tag", "--name-from", help="--sweep: run name from 'tag' (column 6) or 'file' (its name)."
+    ),
 ) -> None:
     """Spearman and Kendall tau-b between our ranking of runs and the official one.
 
-    Ties get average ranks (scipy). opt.Runs on one side only are listed and left out; fewer than 3
+    Ties get average ranks (scipy). Runs on one side only are listed and left out; fewer than 3
     common runs is an error. --sweep writes `method, min_rating, trec_eval_metric, spearman,
     kendall` for every qrels file x level x measure, like the original tool's correlation tables;
     a `nan` cell (every run scores the same, e.g. no passage is graded >= the level) is explained
@@ -388,7 +417,7 @@ def correlate_command(
             raise UserError("--measure: give one without --sweep (the leaderboard column to rank by)")
         measure = measures[0] if measures else None
         measures = []
-    grid = SweepGrid(qrels, runs, measures, levels, query, queries)
+    grid = SweepGrid(qrels, runs, measures, levels, query, queries, name_from)
     _write(
         correlation_output(
             official,

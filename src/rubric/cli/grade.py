@@ -74,7 +74,11 @@ def direct_command(
     passages: Path = typer.Argument(..., help=PASSAGES_HELP),
     queries: Path = typer.Option(..., "--topics", help="Query texts (topics): JSON, TSV or JSONL; required."),
     prompt: list[str] = typer.Option(
-        ..., "--prompt", "-p", help="Direct prompt: Sun, Sun_few, FagB, FagB_few, HELM, Thomas; repeatable."
+        ...,
+        "--prompt",
+        "-p",
+        help="Direct prompt: Sun, Sun_few, FagB, FagB_few, HELM, Thomas, UMBRELA, LLMJudge "
+        "(`rubric prompts list --kind direct`); repeatable.",
     ),
     options: opt.GradeOptions = ...,
 ) -> None:

@@ -16,12 +16,13 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from typing import Any
 
 import typer
 
 from rubric import __version__
 from rubric.cli import bank, convert, evaluate, grade, prompts, verify
-from rubric.cli.common import guard_outputs, phase_app
+from rubric.cli.common import flag, guard_outputs, phase_app
 from rubric.cli.renames import modernize
 from rubric.errors import UserError, printable
 
@@ -96,13 +97,22 @@ def _quiet_stdout() -> None:
     os.dup2(devnull, sys.stdout.fileno())
 
 
+def command() -> Any:
+    """The click command of the app, with plain metavars and whole one-line summaries."""
+    import typer.main
+
+    from rubric.cli.common import plain_metavars
+
+    return plain_metavars(typer.main.get_command(app))
+
+
 def main() -> None:
     """Run the CLI; errors become one line on stderr and exit code 2 (see the module docstring)."""
     signal.signal(signal.SIGTERM, _terminate)
     try:
-        code = app(args=modernize(sys.argv[1:], COMMANDS), standalone_mode=False)
+        code = command()(args=modernize(sys.argv[1:], COMMANDS), standalone_mode=False)
     except UserError as e:  # a message may quote a file: its control characters are shown, not run
-        print(f"rubric: error: {printable(str(e))}", file=sys.stderr)
+        print(f"rubric: error: {printable(e.spelled(flag))}", file=sys.stderr)
         sys.exit(UserError.exit_code)
     except typer.TyperException as e:
         _command_line_error(e)

@@ -13,7 +13,7 @@ import typer
 from rubric.cli import options as opt
 from rubric.cli.common import OptionalOutputPath, emit, info
 from rubric.errors import UserError
-from rubric.plots import check_plot
+from rubric.plots import check_plot, parse_limits
 
 
 @opt.option_groups
@@ -75,10 +75,26 @@ def meta_command(
         None,
         "--plot",
         help="Draw the figure (.png, .svg or .pdf): the scatter of evaluation vs reference (runs "
-        "large, topic/run pairs small, the three taus in a box); with --confusion the heatmap. "
-        "Needs matplotlib: pip install 'rubric-workbench[plot]'.",
+        "large, topic/run pairs small, the three taus in each panel's title); with --confusion the "
+        "heatmap. Needs matplotlib: pip install 'rubric-workbench[plot]'.",
     ),
-    label_runs: bool = typer.Option(False, "--label-runs", help="Write run names next to their points."),
+    label_runs: bool = typer.Option(
+        False,
+        "--label-runs",
+        help="Write run names next to their points, where they overlap nothing; when some name finds "
+        "no free place, number the runs and name them in a key beside the panels.",
+    ),
+    xlim: str | None = typer.Option(
+        None, "--xlim", metavar="LO,HI", help="Fix the x axis range of the scatter. [default: the data's]"
+    ),
+    ylim: str | None = typer.Option(
+        None, "--ylim", metavar="LO,HI", help="Fix the y axis range of the scatter. [default: the data's]"
+    ),
+    plot_size: float = typer.Option(
+        4.0, "--plot-size", min=1.0, max=30.0, help="Size of one scatter panel, in inches (square)."
+    ),
+    dpi: opt.Dpi = 100,
+    by_row: opt.ByRow = False,
     confusion: bool = typer.Option(
         False,
         "--confusion",
@@ -99,10 +115,14 @@ def meta_command(
     -m A_strict --plot figure4.png
     """
     from rubric.evaluate.meta import MetaReport, meta_output
+    from rubric.plots.scatter import ScatterStyle
 
     check_plot(plot)  # a bad suffix or a missing matplotlib fails before any file is read
     if confusion and scatter is not None:
         raise UserError("--scatter: the points of runs and topics; not used with --confusion")
+    look = ScatterStyle(
+        label_runs, parse_limits("--xlim", xlim), parse_limits("--ylim", ylim), plot_size, dpi
+    )
     result = meta_output(
         evaluations,
         reference=reference,
@@ -128,5 +148,5 @@ def meta_command(
     if plot is not None:
         from rubric.plots.figures import meta_figure
 
-        meta_figure(result, plot, label_runs=label_runs)
+        meta_figure(result, plot, look=look, by_row=by_row)
         info(f"wrote {plot}")

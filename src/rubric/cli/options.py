@@ -230,6 +230,21 @@ class LocalOptions(LocalSettings):
             "(the warm-up, reported in the summary). Default: --no-compile.",
         ),
     ] = False
+    compute_type: Annotated[
+        str,
+        _opt(
+            "--compute-type",
+            help="Arithmetic of the ct2 backends: float32, int8, int8_float16, float16 or auto (float32 "
+            "on CPU, float16 on CUDA); the model is converted once per compute type. Default: auto.",
+        ),
+    ] = "auto"
+    threads: Annotated[
+        int,
+        _opt(
+            "--threads",
+            help="CPU threads of one ct2 model; 0 = $OMP_NUM_THREADS, else 1. Default: 0.",
+        ),
+    ] = 0
 
 
 @dataclasses.dataclass
@@ -456,14 +471,26 @@ class RowTables:
         check_format(self.fmt, ("tsv", "csv", "md"))
 
 
-# --- runs, qrels and reports --------------------------------------------------------------------
+# --- figures ------------------------------------------------------------------------------------
 
-Runs = Annotated[
-    list[Path],
+Dpi = Annotated[
+    int, typer.Option("--dpi", min=30, max=1200, help="Resolution of a PNG figure, in dots per inch.")
+]
+ByRow = Annotated[
+    bool,
     typer.Option(
-        "--run", "-r", help="Run files (TREC format, plain or .gz) or directories of runs (repeatable)."
+        "--by-row",
+        help="Heatmap: colour each cell by its share of the row (row-normalised), not by its count.",
     ),
 ]
+
+# --- runs, qrels and reports --------------------------------------------------------------------
+
+RUN_HELP = (
+    "Run file (TREC format, plain or .gz), directory of runs, or NAME=FILE to name a run whatever "
+    "its tag and file name (repeatable)."
+)
+Runs = Annotated[list[Path], typer.Option("--run", "-r", metavar="RUN", help=RUN_HELP)]
 QrelsFile = Annotated[Path, typer.Option("--qrels", help="Qrels file (TREC format, plain or .gz).")]
 Level = Annotated[
     int, typer.Option("--level", "-l", min=1, help="trec_eval -l: grades >= this are relevant.")

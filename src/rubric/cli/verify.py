@@ -212,8 +212,11 @@ def agreement_command(
         None,
         "--plot",
         help="Draw the grade x judgment counts as a heatmap (.png, .svg or .pdf; one panel per "
-        "prompt class). Needs matplotlib: pip install 'rubric-workbench[plot]'.",
+        "prompt class, every grade and judgment level on each, kappa in the title). Needs "
+        "matplotlib: pip install 'rubric-workbench[plot]'.",
     ),
+    by_row: opt.ByRow = False,
+    dpi: opt.Dpi = 100,
     reviews: bool = typer.Option(
         False,
         "--reviews",
@@ -258,7 +261,7 @@ def agreement_command(
     report = agreement_report(request, info)
     emit_tables(report.tables, fmt, output)
     if plot is not None:
-        report.draw(plot)
+        report.draw(plot, by_row=by_row, dpi=dpi)
         info(f"wrote {plot}")
 
 

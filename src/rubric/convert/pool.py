@@ -21,7 +21,8 @@ from rubric.data.models import (
     QueryWithFullParagraphList,
 )
 from rubric.data.queries import Queries, read_queries
-from rubric.data.trec import NAME_FROM, Qrels, expand_paths, read_qrels, read_runs
+from rubric.data.table import counted
+from rubric.data.trec import NAME_FROM, Qrels, RunSource, read_qrels, read_runs, run_sources
 from rubric.errors import UserError, one_of
 
 
@@ -48,12 +49,12 @@ class PoolReport:
                 f"warning: no query of {queries} occurs in run(s) {names}: are the query ids the same?"
             )
         summary = f"{self.queries} queries, {self.passages} passages ({self.judged} judged)"
-        return [*out, f"wrote {output}: {summary} from {len(self.runs)} runs"]
+        return [*out, f"wrote {output}: {summary} from {counted(len(self.runs), 'run')}"]
 
 
 def build_pool(
     queries: Queries,
-    run_paths: Sequence[Path],
+    run_paths: Sequence[Path | RunSource],
     collection: Sequence[Path],
     *,
     qrels: Qrels | None = None,
@@ -146,7 +147,7 @@ def pool_inputs(
     nothing to pool. `rubric convert runs` and :func:`rubric.pool` both pool through here.
     """
     one_of("--name-from", name_from, NAME_FROM)
-    run_paths = expand_paths(runs)
+    run_paths = run_sources(runs, name_from)
     if not run_paths and qrels is None:
         raise UserError("give at least one run (--run or arguments) or --qrels")
     texts = dict(queries) if isinstance(queries, dict) else read_queries(queries)

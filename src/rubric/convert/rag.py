@@ -23,6 +23,7 @@ from rubric.data.models import (
     QueryWithFullParagraphList,
 )
 from rubric.data.queries import write_queries
+from rubric.data.table import counted
 from rubric.errors import UserError
 
 
@@ -113,4 +114,4 @@ def answers_file(
         write_queries(queries_out, topics)
     runs = {a.run_id for a in records}
     n = sum(len(q.paragraphs) for q in pool)
-    return f"wrote {output}: {len(pool)} topics, {n} passages from {len(runs)} runs"
+    return f"wrote {output}: {len(pool)} topics, {n} passages from {counted(len(runs), 'run')}"

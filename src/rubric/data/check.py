@@ -11,6 +11,7 @@ from rubric.data.graded import ScatteredLines
 from rubric.data.jsonl import parse_json_line, read_bank, read_passages
 from rubric.data.models import QueryWithFullParagraphList
 from rubric.data.select import format_kinds, grade_kinds
+from rubric.data.table import counted
 
 
 def describe(path: Path) -> list[str]:
@@ -36,7 +37,7 @@ def describe(path: Path) -> list[str]:
     n_queries, n_passages, judged, runs, kinds_found = found
     return [
         f"{path}: passages file, {n_queries} queries, {n_passages} passages, {judged} judged, "
-        f"{len(runs)} runs",
+        + counted(len(runs), "run"),
         format_kinds(kinds_found),
     ]
 

@@ -27,7 +27,7 @@ def describe_validation_error(e: ValidationError, prefix: str = "") -> str:
     return f"{loc or 'record'}: {err['msg']}"
 
 
-def _not_json(name: str) -> Any:
+def not_json(name: str) -> Any:
     """``json.loads`` accepts ``NaN`` and ``Infinity``; they are not JSON, and no score is either."""
     raise ValueError(f"{name} is not a JSON number")
 
@@ -59,7 +59,7 @@ def parse_json_line(path: str | Path, line_no: int, line: str) -> Any:
     """One line of a JSON-lines file; ``NaN``/``Infinity``, broken JSON and nesting too deep are
     errors at file:line."""
     try:
-        return load_json(f"{path}:{line_no}", line, parse_constant=_not_json)
+        return load_json(f"{path}:{line_no}", line, parse_constant=not_json)
     except json.JSONDecodeError as e:
         raise UserError(f"{path}:{line_no}: not valid JSON ({e.msg}, column {e.colno})") from None
     except ValueError as e:

@@ -19,6 +19,13 @@ FORMATS = ("tsv", "csv", "md", "latex")
 Cell = str | int | float | None
 
 
+def counted(n: int, noun: str) -> str:
+    """``1 run``, ``2 runs``, ``1 query``, ``2 queries``: a count with its noun, singular for one."""
+    if n == 1:
+        return f"{n} {noun}"
+    return f"{n} {noun[:-1]}ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else f"{n} {noun}s"
+
+
 def fmt_cell(value: Cell, digits: int = 4) -> str:
     if value is None:
         return ""

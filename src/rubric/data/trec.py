@@ -372,20 +372,48 @@ def run_name_from_file(path: str | Path) -> str:
     return name.removeprefix("input.")
 
 
+RunSource = tuple[Path, str | None]
+"""A run file and the name given to it (``None``: its tag)."""
+
+
+def run_sources(args: Iterable[str | Path | RunSource], name_from: str = "tag") -> list[RunSource]:
+    """The run files that ``--run`` arguments stand for, each with its name.
+
+    An argument is a file, a directory (its files, in name order) or ``NAME=FILE``
+    (:func:`~rubric.data.named.split_named`), which names that run whatever its tag or file name;
+    other runs are named by ``name_from``: ``tag`` (column 6) or ``file``
+    (:func:`run_name_from_file`). Sources already made pass through.
+    """
+    from rubric.data.named import split_named
+
+    out: list[RunSource] = []
+    for arg in args:
+        if isinstance(arg, tuple):
+            out.append(arg)
+            continue
+        name, path = split_named(arg)
+        if name is not None:
+            if Path(path).is_dir():
+                raise UserError(f"{arg}: NAME=PATH names one run file, and {path} is a directory")
+            out.extend((p, name) for p in expand_paths([path]))
+            continue
+        out.extend((p, run_name_from_file(p) if name_from == "file" else None) for p in expand_paths([arg]))
+    return out
+
+
 def read_runs(
-    paths: Iterable[str | Path],
+    paths: Iterable[str | Path | RunSource],
     queries: Iterable[str] | None = None,
     name_from: str = "tag",
     workers: int | None = None,
 ) -> list[Run]:
     """Read many runs, in parallel processes when there are several (parsing is CPU bound).
 
-    ``name_from`` is ``tag`` (column 6) or ``file`` (:func:`run_name_from_file`); two runs with
-    the same name are an error, since every report keys runs by name.
+    ``paths`` are files, directories or ``NAME=FILE`` (:func:`run_sources`); two runs with the
+    same name are an error, since every report keys runs by name.
     """
-    paths = list(map(Path, paths))
     keep = frozenset(queries) if queries is not None else None
-    jobs = [(p, run_name_from_file(p) if name_from == "file" else None, keep) for p in paths]
+    jobs = [(p, name, keep) for p, name in run_sources(paths, name_from)]
     # pipes and standard input are read here: they are open in this process only
     streams = {i: _read_one(job) for i, job in enumerate(jobs) if not is_regular_file(job[0])}
     files = [job for i, job in enumerate(jobs) if i not in streams]
@@ -404,12 +432,14 @@ def read_runs(
 
 
 def check_run_names(named: Iterable[tuple[str, Path | None]], name_from: str = "tag") -> None:
-    """Two runs with the same name are an error (every report keys runs by name)."""
+    """Two runs with the same name are an error (every report keys runs by name); the message
+    names both files and how to name them apart."""
     seen: dict[str, Path | None] = {}
     for name, path in named:
         if name in seen:
+            other = "--name-from file or " if name_from == "tag" else ""
             raise UserError(
-                f"{path}: run name {name!r} is also the name of {seen[name]}"
-                + (" (use --name-from file)" if name_from == "tag" else "")
+                f"{path}: run name {name!r} is also the name of {seen[name]} "
+                f"(name them apart: {other}--run NAME=PATH)"
             )
         seen[name] = path

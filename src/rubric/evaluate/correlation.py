@@ -23,8 +23,17 @@ from pathlib import Path
 from rubric.data.files import read_text, text_lines
 from rubric.data.json_line import load_json
 from rubric.data.query_selection import QuerySelection
-from rubric.data.trec import Qrels, Run, expand_paths, read_qrels, read_runs
-from rubric.errors import UserError
+from rubric.data.trec import (
+    NAME_FROM,
+    Qrels,
+    Run,
+    RunSource,
+    expand_paths,
+    read_qrels,
+    read_runs,
+    run_sources,
+)
+from rubric.errors import UserError, one_of
 from rubric.evaluate.measures import parse_measures
 from rubric.evaluate.report import Rendered, Report
 from rubric.evaluate.score_tables import is_number
@@ -77,8 +86,8 @@ class Correlation:
         return lines
 
     def to_tsv(self) -> str:
-        """``runs spearman kendall``, the correlations to three decimals."""
-        return f"runs\tspearman\tkendall\n{self.n}\t{self.spearman:.3f}\t{self.kendall:.3f}\n"
+        """``runs spearman kendall``, the correlations to four decimals (as every other report)."""
+        return f"runs\tspearman\tkendall\n{self.n}\t{self.spearman:.4f}\t{self.kendall:.4f}\n"
 
 
 def read_official(path: str | Path, measure: str | None = None) -> Official:
@@ -277,7 +286,7 @@ class Sweep:
 
 def sweep(
     qrels_paths: list[Path],
-    runs: list[Run] | list[Path],
+    runs: list[Run] | list[Path] | list[RunSource],
     official: OfficialLike,
     *,
     measures: list[str] | str,
@@ -404,12 +413,14 @@ class SweepGrid:
     levels: Sequence[int] | None = None
     query: Sequence[str] | None = None
     queries_file: str | Path | None = None
+    name_from: str = "tag"
 
     def options(self) -> list[tuple[str, object]]:
         """Each field with the option that sets it; the first three are required."""
         return [
             ("--qrels", self.qrels), ("--run", self.runs), ("--measure", self.measures),
             ("--level", self.levels), ("--query", self.query), ("--queries", self.queries_file),
+            ("--name-from", None if self.name_from == "tag" else self.name_from),
         ]  # fmt: skip
 
 
@@ -436,12 +447,13 @@ def correlation_output(
         for option, given in grid.options()[:3]:
             if not given:
                 raise UserError(f"{option}: --sweep needs it")
+        one_of("--name-from", grid.name_from, NAME_FROM)
         ms = parse_measures(list(grid.measures or []))  # before any file is read
         chosen = QuerySelection.from_options(grid.query, grid.queries_file)
         off = read_official(official, official_measure or measure)
         qrels, runs, levels = (
             expand_paths(grid.qrels or []),
-            expand_paths(grid.runs or []),
+            run_sources(grid.runs or [], grid.name_from),
             grid.levels or [1],
         )
         done = sweep(qrels, runs, off, measures=ms, levels=list(levels), digits=rounding, queries=chosen)

@@ -14,29 +14,34 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rubric.data.query_selection import Queries, QuerySelection, absent_note
-from rubric.data.table import check_format
+from rubric.data.table import check_format, counted
 from rubric.data.trec import (
     NAME_FROM,
     Qrels,
     Run,
     RunScores,
+    RunSource,
     check_run_names,
     is_regular_file,
     read_qrels,
     read_run,
     read_runs,
-    run_name_from_file,
+    run_sources,
 )
-from rubric.errors import one_of
+from rubric.errors import UserError, one_of
 from rubric.evaluate.alpha_ndcg import max_qrels, read_item_qrels
 from rubric.evaluate.measures import Measure, parse_measures, wants_runid
 from rubric.evaluate.qrels import QrelsResult
 from rubric.evaluate.report import Rendered, Report, Score
 from rubric.evaluate.treceval import Evaluator, QueryValues, trec_eval_lines
 
-RunsLike = Iterable[Run | str | Path] | Mapping[str, RunScores]
+if TYPE_CHECKING:
+    from rubric.evaluate.wide import Marks
+
+RunsLike = Iterable[Run | str | Path | RunSource] | Mapping[str, RunScores]
 
 
 def load_qrels(qrels: Qrels | QrelsResult | str | Path) -> Qrels:
@@ -79,6 +84,7 @@ def evaluate(
     judged_only: bool = False,
     name_from: str = "tag",
     queries: Queries = None,
+    max_docs: int | None = None,
 ) -> Evaluation:
     """Per-query values of every run (trec_eval ``-q`` output as data), with notes.
 
@@ -86,12 +92,15 @@ def evaluate(
     so the runs) to these query ids, as trec_eval would see a qrels file holding only them; the
     notes list selected ids the qrels lack and runs that rank nothing for some qrels queries
     (trec_eval says nothing about either). Options are checked first, then the queries are read
-    (``queries`` may be a function that reads them), then the runs and qrels.
+    (``queries`` may be a function that reads them), then the runs and qrels. ``max_docs`` cuts
+    every ranking to its first documents (trec_eval ``-M``).
     """
     one_of("--name-from", name_from, NAME_FROM)
+    if max_docs is not None and max_docs < 1:
+        raise UserError(f"--max-docs: must be at least 1, got {max_docs}")
     ms = as_measures(measures)  # every name checked before any file is read
     chosen = QuerySelection.of(queries)
-    runs = expand_runs(runs)
+    runs = expand_runs(runs, name_from)
     items = None
     if any(m.needs_items for m in ms) and not isinstance(qrels, dict):
         items = chosen.restrict(read_item_qrels(qrels))  # per-item; trec_eval measures see the best grade
@@ -100,21 +109,31 @@ def evaluate(
     loaded = load_qrels(qrels)
     absent = chosen.check_present(loaded, where)
     qrels = chosen.restrict(loaded)
-    settings = (qrels, ms, level, complete, judged_only, items)
+    settings = (qrels, ms, level, complete, judged_only, items, max_docs)
     results = score_runs(settings, runs, name_from)
     notes = [absent_note(absent, where, "selected"), unranked_note(results, complete=complete)]
     return Evaluation(results, [n for n in notes if n])
 
 
-EvaluatorSettings = tuple  # the arguments of Evaluator: qrels, measures, level, complete, judged_only, items
+EvaluatorSettings = (
+    tuple  # Evaluator's arguments: qrels, measures, level, complete, judged_only, items, max_docs
+)
 
 _worker_evaluator: Evaluator | None = None
 
 
 def _evaluator(settings: EvaluatorSettings) -> Evaluator:
     """The :class:`Evaluator` of ``settings`` (a tuple, so that worker processes get it pickled)."""
-    qrels, measures, level, complete, judged_only, items = settings
-    return Evaluator(qrels, measures, level=level, complete=complete, judged_only=judged_only, items=items)
+    qrels, measures, level, complete, judged_only, items, max_docs = settings
+    return Evaluator(
+        qrels,
+        measures,
+        level=level,
+        complete=complete,
+        judged_only=judged_only,
+        items=items,
+        max_docs=max_docs,
+    )
 
 
 def _start_worker(settings: EvaluatorSettings) -> None:
@@ -140,26 +159,29 @@ def score_runs(
 
     Memory holds one run per process, however many runs: run files are read and scored in a
     pool of worker processes (one per core) that send back only the per-query values; runs
-    given as objects, standard input and pipes are scored here. Two runs of one name are an
-    error, as in :func:`~rubric.data.trec.read_runs`.
+    given as objects, standard input and pipes are scored here. Runs are objects, ``--run``
+    arguments (files, directories, ``NAME=FILE``) or their :func:`~rubric.data.trec.run_sources`.
+    Two runs of one name are an error, as in :func:`~rubric.data.trec.read_runs`.
     """
     evaluator = _evaluator(settings)  # checks the measures before any run is read
     if isinstance(runs, Mapping):
         return [evaluator.evaluate(scores, name) for name, scores in runs.items()]
     queries = frozenset(settings[0])
-    items = list(runs)
+    sources = expand_runs(runs, name_from)
+    assert not isinstance(sources, Mapping)  # only a Mapping of runs expands to one (returned above)
+    items = list(sources)
     found: dict[int, tuple[QueryValues, Path | None]] = {}
     files: list[tuple[int, tuple[Path, str | None, frozenset[str]]]] = []
     for i, r in enumerate(items):
         if isinstance(r, Run):
             found[i] = (evaluator.evaluate(r.scores, r.name), r.path)
             continue
-        path = Path(r)
-        job = (path, run_name_from_file(path) if name_from == "file" else None, queries)
+        path, name = r
+        job = (path, name, queries)
         if is_regular_file(path):
             files.append((i, job))
         else:  # a pipe is open in this process only
-            run = read_run(*job[:2], queries=queries)
+            run = read_run(path, name, queries=queries)
             found[i] = (evaluator.evaluate(run.scores, run.name), run.path)
     workers = min(workers or os.cpu_count() or 1, len(files))
     if workers > 1 and len(files) >= 4:
@@ -266,8 +288,8 @@ def leaderboard(
     return report_from(done.results, notes=done.notes)
 
 
-FORMATS = ("tsv", "json", "latex", "trec_eval")
-"""What `evaluate leaderboard` writes: a :class:`Report` (TSV, JSON, LaTeX) or trec_eval's own text."""
+FORMATS = ("tsv", "csv", "json", "latex", "trec_eval")
+"""What `evaluate leaderboard` writes: a :class:`Report` (TSV, CSV, JSON, LaTeX) or trec_eval's own text."""
 
 
 def leaderboard_output(
@@ -283,15 +305,26 @@ def leaderboard_output(
     digits: int = 4,
     name_from: str = "tag",
     queries: Queries = None,
+    wide: bool = False,
+    marks: Marks | None = None,
+    max_docs: int | None = None,
 ) -> Rendered:
     """The leaderboard as ``rubric evaluate leaderboard`` writes it, in ``fmt`` (one of
     :data:`FORMATS`; ``trec_eval``: exactly trec_eval's output, run after run, with the ``runid``
-    line where trec_eval prints it for these ``measures``), and the notes for stderr.
+    line where trec_eval prints it for these ``measures``), and the notes for stderr. ``wide``
+    writes runs x measures (TSV or CSV) with ``marks`` of significance against a baseline
+    (:mod:`rubric.evaluate.wide`); ``max_docs`` is trec_eval's ``-M``.
 
     Every option is checked before any file is read (``queries`` may be a function that reads
     them, called after the checks).
     """
     check_format(fmt, FORMATS)
+    if wide and fmt not in ("tsv", "csv"):
+        raise UserError(f"--wide: a TSV or CSV table (-f tsv or csv), not -f {fmt}")
+    if wide and per_query:
+        raise UserError("--wide: one value per run and measure; not with --per-query")
+    if marks is not None and not wide:
+        raise UserError("--baseline: marks the cells of the wide table; add --wide")
     done = evaluate(
         qrels,
         runs,
@@ -301,24 +334,34 @@ def leaderboard_output(
         judged_only=judged_only,
         name_from=name_from,
         queries=queries,
+        max_docs=max_docs,
     )
+    notes = [*done.notes, f"scored {counted(len(done.results), 'run')}"]
     if fmt == "trec_eval":
         runid = wants_runid(measures)
         text = "".join(
             line + "\n" for r in done.results for line in trec_eval_lines(r, per_query=per_query, runid=runid)
         )
+    elif wide:
+        from rubric.evaluate.wide import wide_table
+
+        made = wide_table(report_from(done.results), digits, marks)
+        text = made.table.render(fmt)
+        notes += made.notes
     else:
         text = report_from(done.results).render(fmt, digits=digits, per_query=per_query)
-    return Rendered(text, [*done.notes, f"scored {len(done.results)} runs"])
+    return Rendered(text, notes)
 
 
-def expand_runs(runs: RunsLike) -> RunsLike:
-    """Directories given as runs stand for the files in them."""
+def expand_runs(runs: RunsLike, name_from: str = "tag") -> list[Run | RunSource] | Mapping[str, RunScores]:
+    """Runs as objects or :func:`~rubric.data.trec.run_sources` (directories stand for the
+    files in them, ``NAME=FILE`` names a run); already expanded sources pass through."""
     if isinstance(runs, Mapping):
         return runs
-    from rubric.data.trec import expand_paths
-
-    out: list[Run | str | Path] = []
+    out: list[Run | RunSource] = []
     for r in runs:
-        out.extend([r] if isinstance(r, Run) else expand_paths([r]))
+        if isinstance(r, Run | tuple):
+            out.append(r)
+        else:
+            out.extend(run_sources([r], name_from))
     return out

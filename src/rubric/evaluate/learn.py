@@ -190,12 +190,13 @@ def feature_matrix(
 
 def classifier(name: str, seed: int) -> Any:
     """The original's classifier settings, scaled features first."""
-    try:
-        from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
-        from sklearn.pipeline import Pipeline
-        from sklearn.preprocessing import StandardScaler
-    except ImportError:
-        raise UserError("learned labels need scikit-learn: pip install 'rubric-workbench[learn]'") from None
+    from rubric.extras import require
+
+    require("learn", "learned labels", ("sklearn",))
+    from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import StandardScaler
+
     if name == "extra-trees":
         model = ExtraTreesClassifier(
             random_state=seed, class_weight="balanced", max_depth=6, n_estimators=60, min_samples_split=20

@@ -479,8 +479,14 @@ def split_names(text: str) -> list[str]:
 
 def parse_measures(texts: Iterable[str | Measure] | str) -> list[Measure]:
     """All measures of several ``-m`` values (or :class:`Measure` objects), first occurrence
-    kept, in the order given."""
+    kept, in the order given.
+
+    One measure named twice (``-m recip_rank -m mrr``) is an error naming both names: its report
+    has one row, under the first name, and asking for the second later would find nothing. A
+    measure that a group (``official``, ``all_trec``, ``P.5,10``) also holds is simply kept once.
+    """
     seen: dict[tuple, Measure] = {}
+    named: dict[tuple, str] = {}  # measures asked for one by one, by the name they were given
     for text in [texts] if isinstance(texts, str) else texts:
         if isinstance(text, Measure):
             seen.setdefault(text.identity, text)
@@ -488,7 +494,14 @@ def parse_measures(texts: Iterable[str | Measure] | str) -> list[Measure]:
         for part in split_names(text):
             if part == "runid":  # a line trec_eval prints, not a number: see wants_runid()
                 continue
-            for m in parse_measure(part):
+            found = parse_measure(part)
+            if len(found) == 1 and found[0].identity in named:
+                first = named[found[0].identity]
+                same = "given twice" if first == part else f"the same measure as {first}"
+                raise UserError(f"-m: {part} is {same}; give it once")
+            if len(found) == 1:
+                named[found[0].identity] = part
+            for m in found:
                 seen.setdefault(m.identity, m)
     if not seen:
         raise UserError("-m: give at least one measure")

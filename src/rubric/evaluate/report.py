@@ -93,20 +93,34 @@ class Report:
 
     # --- writers -------------------------------------------------------------------------------
 
-    def to_tsv(self, digits: int = 4, *, per_query: bool = False) -> str:
-        """``run measure value stderr n_queries``; with ``per_query``: ``run measure query value``."""
+    def long_rows(self, digits: int = 4, *, per_query: bool = False) -> list[list[str]]:
+        """The header and rows of the long table: ``run measure value stderr n_queries``; with
+        ``per_query``: ``run measure query value`` (and the ``all`` row of each score)."""
         if per_query:
-            lines = ["run\tmeasure\tquery\tvalue"]
+            out = [["run", "measure", "query", "value"]]
             for s in self.scores:
-                lines.extend(f"{s.run}\t{s.measure}\t{q}\t{_fmt(v, digits)}" for q, v in s.per_query.items())
-                lines.append(f"{s.run}\t{s.measure}\tall\t{_fmt(s.value, digits)}")
-            return "\n".join(lines) + "\n"
-        lines = ["run\tmeasure\tvalue\tstderr\tn_queries"]
-        lines.extend(
-            f"{s.run}\t{s.measure}\t{_fmt(s.value, digits)}\t{_fmt(s.stderr, digits)}\t{s.n_queries}"
+                out.extend([s.run, s.measure, q, _fmt(v, digits)] for q, v in s.per_query.items())
+                out.append([s.run, s.measure, "all", _fmt(s.value, digits)])
+            return out
+        out = [["run", "measure", "value", "stderr", "n_queries"]]
+        out.extend(
+            [s.run, s.measure, _fmt(s.value, digits), _fmt(s.stderr, digits), str(s.n_queries)]
             for s in self.scores
         )
-        return "\n".join(lines) + "\n"
+        return out
+
+    def to_tsv(self, digits: int = 4, *, per_query: bool = False) -> str:
+        """``run measure value stderr n_queries``; with ``per_query``: ``run measure query value``."""
+        return "".join("\t".join(row) + "\n" for row in self.long_rows(digits, per_query=per_query))
+
+    def to_csv(self, digits: int = 4, *, per_query: bool = False) -> str:
+        """The rows of :meth:`to_tsv` as CSV (quoted where a run name needs it)."""
+        import csv
+        import io
+
+        buf = io.StringIO()
+        csv.writer(buf, lineterminator="\n").writerows(self.long_rows(digits, per_query=per_query))
+        return buf.getvalue()
 
     def to_dict(self, *, per_query: bool = False) -> list[dict]:
         rows = []
@@ -154,7 +168,9 @@ class Report:
         lines += ["\\bottomrule", "\\end{tabular}"]
         return "\n".join(lines) + "\n"
 
-    def render(self, fmt: str, *, digits: int = 4, per_query: bool = False) -> str:
+    def render(self, fmt: str, digits: int = 4, *, per_query: bool = False) -> str:
+        if fmt == "csv":
+            return self.to_csv(digits, per_query=per_query)
         if fmt == "json":
             return self.to_json(per_query=per_query)
         if fmt == "latex":

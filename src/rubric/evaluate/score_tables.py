@@ -271,12 +271,12 @@ def _read_trec_eval(path: Path, lines: list[tuple[int, str]], builder: _Builder)
 
 
 def named(arg: str) -> tuple[str, str]:
-    """``NAME=PATH`` gives a table a short name; a plain path (or one with ``=`` in it that
-    exists) is named by itself."""
-    name, sep, path = arg.partition("=")
-    if sep and name and path and not Path(arg).exists():
-        return name, path
-    return arg, arg
+    """``NAME=PATH`` gives a table a short name (:func:`~rubric.data.named.split_named`); a plain
+    path is named by itself."""
+    from rubric.data.named import split_named
+
+    name, path = split_named(arg)
+    return name or path, path
 
 
 def read_conditions(args: Iterable[str]) -> list[tuple[str, ScoreTable]]:

@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from rubric.data.trec import Qrels, RunScores
+from rubric.data.trec import Qrels, RunScores, ranked
 from rubric.errors import UserError
 from rubric.evaluate.alpha_ndcg import ItemQrels, alpha_ndcg
 from rubric.evaluate.measures import Measure
@@ -62,7 +62,8 @@ def aggregate(measure: Measure, values: list[float]) -> float:
 class Evaluator:
     """trec_eval for one qrels file, many runs.
 
-    ``level`` is ``-l`` (level_for_rel), ``complete`` is ``-c``, ``judged_only`` is ``-J``.
+    ``level`` is ``-l`` (level_for_rel), ``complete`` is ``-c``, ``judged_only`` is ``-J``,
+    ``max_docs`` is ``-M`` (each ranking cut to its first documents, in trec_eval's order).
     Measures with a ``rel=`` level of their own get an evaluator for that level.
     """
 
@@ -75,8 +76,13 @@ class Evaluator:
         complete: bool = False,
         judged_only: bool = False,
         items: ItemQrels | None = None,
+        max_docs: int | None = None,
     ) -> None:
         from pytrec_eval import _RelevanceEvaluator
+
+        if max_docs is not None and max_docs < 1:
+            raise UserError(f"max_docs: {max_docs} is not a number of documents (trec_eval -M: >= 1)")
+        self.max_docs = max_docs
 
         if isinstance(level, bool) or not isinstance(level, int) or level < 1:
             raise UserError(f"level: {level!r} is not a relevance level (trec_eval -l: a whole number >= 1)")
@@ -137,7 +143,10 @@ class Evaluator:
         return sorted(q for q in self.qrels if run.get(q))
 
     def evaluate(self, run: RunScores, name: str = "run") -> QueryValues:
-        """Per-query values of ``run`` for every measure (only the queries trec_eval counts)."""
+        """Per-query values of ``run`` for every measure (only the queries trec_eval counts);
+        with ``max_docs`` each ranking is first cut to its first documents (trec_eval -M)."""
+        if self.max_docs is not None:
+            run = {q: dict(ranked(docs)[: self.max_docs]) for q, docs in run.items()}
         queries = self.queries_for(run)
         scores: dict[str, Mapping[str, float]] = {q: run.get(q) or {} for q in queries}
         result = QueryValues(

@@ -1,38 +1,45 @@
-"""``rubric.grade``: grading from Python (a notebook, a script) without files in between.
+"""``rubric.grade``: grading from Python (a notebook, a script), the command's job in process.
 
     import rubric
     graded = rubric.grade("passages.jsonl.gz", "questions.jsonl.gz",
-                          "QuestionSelfRatedUnanswerablePromptWithChoices",
-                          "hf-seq2seq", model="google/flan-t5-small", cache="responses.sqlite")
+                          prompts="QuestionSelfRatedUnanswerablePromptWithChoices",
+                          backend="hf-seq2seq", model="google/flan-t5-small", output="graded.jsonl.gz")
     graded.queries[0].paragraphs[0].exam_grades      # the same records `rubric grade` writes
-    graded.stats.summary(); graded.stats.failed      # counts, and every pair that failed
+    graded.outcome.failures; graded.stats.failed     # every pair that failed, as values
 
-The same engine as the command (cache, fast rating, batching across queries, failures per pair),
-in memory: for files with resume, locks and workers use :class:`rubric.grading.job.GradeJob`
-with :func:`rubric.grading.launch.grade_job`, or the command.
+It runs what ``rubric grade`` runs (:meth:`rubric.grading.settings.GradeSettings.grade`: the
+job, its checks before any model loads, the response cache on by default, the output lock and
+the resume from ``OUT.partial``), so an interrupted call, called again, asks the model only
+what it had not answered. Without ``output`` the graded file goes to a temporary folder (the
+cache still keeps every answer). Bad input raises :class:`~rubric.errors.UserError` naming the
+parameter; pairs that failed after every retry are returned, not raised.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import dataclasses
+import sys
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from rubric.data.models import QueryWithFullParagraphList, TestBank
-from rubric.grading.engine import Engine, GradeStats, items_by_query
+from rubric.grading.engine import GradeStats
 from rubric.grading.runner import CHUNK_PAIRS
-from rubric.llm.base import Backend
-from rubric.llm.cache import ResponseCache
-from rubric.prompting.prompts import Prompt, get_prompt
+from rubric.grading.settings import GradeOutcome, GradeSettings
+from rubric.llm.settings import ApiSettings, LocalSettings
 
 
 @dataclass
 class Graded:
-    """The graded queries and what it took (``stats.failed`` lists the pairs without a grade)."""
+    """The graded queries and what it took (``stats.failed`` lists the pairs without a grade;
+    ``outcome`` is what the command prints at its end)."""
 
     queries: list[QueryWithFullParagraphList]
     stats: GradeStats
+    outcome: GradeOutcome | None = None
 
     def write(self, path: str | Path) -> int:
         """Write the graded passages file (atomically); returns the number of queries."""
@@ -41,58 +48,127 @@ class Graded:
         return write_passages(path, self.queries)
 
 
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
 def grade(
     passages: str | Path | Iterable[QueryWithFullParagraphList],
-    bank: str | Path | Iterable[TestBank] | None,
-    prompts: str | Prompt | Sequence[str | Prompt],
-    backend: Backend | str = "hf-seq2seq",
+    bank: str | Path | Iterable[TestBank] | None = None,
     *,
+    prompts: str | Sequence[str],
+    backend: str = "hf-seq2seq",
+    output: str | Path | None = None,
     queries: str | Path | dict[str, str] | None = None,
+    query: Iterable[str] | None = None,
     model: str | None = None,
-    cache: str | Path | ResponseCache | None = None,
+    cache: str | Path | None = None,
+    use_cache: bool = True,
     fast: bool = True,
     prompt_files: Sequence[str | Path] = (),
-    chunk_pairs: int = CHUNK_PAIRS,
-    **backend_options: Any,
+    checkpoint_pairs: int = CHUNK_PAIRS,
+    report: Callable[[str], None] = _stderr,
+    **settings: Any,
 ) -> Graded:
     """Grade every (passage, item) pair of ``bank`` -- or, with ``bank=None``, every (passage,
-    query) pair with direct prompts and the texts of ``queries`` -- and return the graded queries.
+    query) pair with direct prompts and the texts of ``queries`` -- into ``output``, as
+    ``rubric grade`` does, and return the graded queries.
 
-    ``passages``, ``bank`` and ``queries`` are paths or loaded objects. ``backend`` is a backend
-    object or a registry name (built with ``model`` and ``backend_options``, e.g. ``device="cpu"``).
-    ``cache`` is a response cache (path or object); None asks the model everything.
+    ``passages``, ``bank`` and ``queries`` are paths or loaded objects; ``prompts`` names (or
+    TOML paths); ``backend`` a registry name, built for ``model`` (None: its default model).
+    ``cache`` is the response cache (None: the default one, as the command's); ``use_cache``
+    False asks everything. ``query`` grades only these query ids. ``settings`` are the fields of
+    :class:`~rubric.llm.settings.LocalSettings` (``device="cpu"``, ``batch_size``, ...),
+    :class:`~rubric.llm.settings.ApiSettings` (``base_url``, ``concurrency``, ...) and the
+    scale-out fields of :class:`~rubric.grading.settings.GradeSettings` (``shard``,
+    ``workers``, ...). ``report`` receives notes and warnings (default: stderr).
     """
-    from rubric.data.jsonl import read_bank, read_passages
-    from rubric.data.queries import read_queries
-    from rubric.llm.registry import default_model, make_backend
+    from rubric.data.jsonl import read_passages
+    from rubric.errors import UserError
 
-    files = [Path(f) for f in prompt_files]
-    chosen = [prompts] if isinstance(prompts, (str, Prompt)) else list(prompts)
-    loaded = [p if isinstance(p, Prompt) else get_prompt(p, files) for p in chosen]
-    if isinstance(backend, str):
-        backend = cast(Backend, make_backend(backend, model or default_model(backend), **backend_options))
-    texts: dict[str, str] = {}
-    items = None
-    if bank is not None:
-        banks = list(read_bank(bank) if isinstance(bank, (str, Path)) else bank)
-        items = items_by_query(banks)
-        texts = {b.query_id: b.query_text for b in banks if b.query_text}
-    if queries is not None:
-        texts |= read_queries(queries) if isinstance(queries, (str, Path)) else dict(queries)
-    responses = ResponseCache(cache) if isinstance(cache, (str, Path)) else cache
-    engine = Engine(
-        backend, loaded, items=items, query_texts=texts, cache=responses, fast=fast, prompt_files=files
+    if (bank is None) == (queries is None):
+        raise UserError(
+            "{bank}, {queries}: give one, a bank (exam grading) or the query texts (direct prompts)",
+            "bank",
+            "queries",
+        )
+    chosen = [prompts] if isinstance(prompts, str) else list(prompts)
+    grouped = _split(settings)
+    with tempfile.TemporaryDirectory(prefix="rubric-grade-api-") as tmp:
+        files = _files(Path(tmp), passages=passages, bank=bank, queries=queries)
+        target = Path(output) if output is not None else Path(tmp) / "graded.jsonl"
+        run = GradeSettings(
+            target,
+            prompt_file=[Path(f) for f in prompt_files],
+            backend=backend,
+            model=model,
+            fast=fast,
+            cache=None if cache is None else Path(cache),
+            no_cache=not use_cache,
+            checkpoint_pairs=checkpoint_pairs,
+            query=None if query is None else list(query),
+            **grouped,
+        )
+        outcome = run.grade(
+            files.passages, chosen, files.bank, files.queries, report=report, given=files.given
+        )
+        graded = list(read_passages(target))
+    assert outcome.stats is not None  # GradeSettings.grade always counts
+    return Graded(graded, outcome.stats, outcome)
+
+
+@dataclass
+class _Inputs:
+    """The files a grading job reads, and which of them were written from given objects (their
+    content, not their new temporary path, goes into the run's fingerprint)."""
+
+    passages: Path
+    bank: Path | None
+    queries: Path | None
+    given: tuple[str, ...]
+
+
+def _files(
+    folder: Path,
+    *,
+    passages: str | Path | Iterable[QueryWithFullParagraphList],
+    bank: str | Path | Iterable[TestBank] | None,
+    queries: str | Path | dict[str, str] | None,
+) -> _Inputs:
+    """The job reads files: inputs given as objects are written to ``folder``."""
+    import json
+
+    from rubric.data.jsonl import write_bank, write_passages
+
+    given: list[str] = []
+    if not isinstance(passages, (str, Path)):
+        write_passages(folder / "passages.jsonl", passages)
+        passages, given = folder / "passages.jsonl", [*given, "passages"]
+    if bank is not None and not isinstance(bank, (str, Path)):
+        write_bank(folder / "bank.jsonl", bank)
+        bank, given = folder / "bank.jsonl", [*given, "bank"]
+    if isinstance(queries, dict):
+        (folder / "queries.json").write_text(json.dumps(queries, ensure_ascii=False), encoding="utf-8")
+        queries, given = folder / "queries.json", [*given, "queries"]
+    return _Inputs(
+        Path(passages),
+        None if bank is None else Path(bank),
+        None if queries is None else Path(queries),
+        tuple(given),
     )
-    graded: list[QueryWithFullParagraphList] = []
-    chunk: list[QueryWithFullParagraphList] = []
-    size = 0
-    for q in read_passages(passages) if isinstance(passages, (str, Path)) else passages:
-        chunk.append(q)
-        size += engine.count_pairs([q])
-        if size >= chunk_pairs:
-            graded += engine.grade_chunk(chunk)
-            chunk, size = [], 0
-    if chunk:
-        graded += engine.grade_chunk(chunk)
-    engine.stats.queries = len(graded)
-    return Graded(graded, engine.stats)
+
+
+def _split(settings: dict[str, Any]) -> dict[str, Any]:
+    """``rubric.grade``'s keyword settings as :class:`GradeSettings` fields: the local-model and
+    server settings into their groups, the scale-out ones as they are; others are a TypeError."""
+    local = {f.name for f in dataclasses.fields(LocalSettings)}
+    api = {f.name for f in dataclasses.fields(ApiSettings)}
+    scale = {"shard", "devices", "workers", "ray", "ray_address"}
+    unknown = sorted(set(settings) - local - api - scale)
+    if unknown:
+        raise TypeError(f"rubric.grade() got unexpected keyword arguments: {', '.join(unknown)}")
+    return {
+        "local": LocalSettings(**{k: v for k, v in settings.items() if k in local}),
+        "api": ApiSettings(**{k: v for k, v in settings.items() if k in api}),
+        **{k: v for k, v in settings.items() if k in scale},
+    }

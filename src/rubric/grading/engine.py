@@ -129,6 +129,7 @@ def items_by_query(banks: Iterable[TestBank]) -> dict[str, list]:
 
 def check_prompts(
     prompts: Sequence[Prompt],
+    *,
     direct: bool,
     items: dict[str, list],
     prompt_files: Sequence[Path] = (),
@@ -144,21 +145,24 @@ def check_prompts(
     for p in prompts:
         if p.kind not in wanted:
             raise UserError(
-                f"--prompt {p.name}: a {p.kind} prompt; `rubric grade` takes question, nugget and verify "
-                "prompts, `rubric grade direct` direct prompts"
+                f"{{prompts}} {p.name}: a {p.kind} prompt; `rubric grade` takes question, nugget and verify "
+                "prompts, `rubric grade direct` direct prompts",
+                "prompts",
             )
     held = {"nugget" if isinstance(it, NuggetItem) else "question" for its in items.values() for it in its}
     for p in prompts:
         graded = "question" if p.kind == VERIFY_KIND else p.kind  # verify prompts grade questions
         if not direct and held and graded not in held:
             raise UserError(
-                f"--prompt {p.name}: grades {graded} items, "
-                f"but the bank holds {', '.join(sorted(held))} items"
+                f"{{prompts}} {p.name}: grades {graded} items, "
+                f"but the bank holds {', '.join(sorted(held))} items",
+                "prompts",
             )
         if p.kind == VERIFY_KIND and pair_backend:
             raise UserError(
-                f"--prompt {p.name}: a verify prompt asks the LLM yes/no questions; "
-                f"the {pair_backend} backend only extracts answers"
+                f"{{prompts}} {p.name}: a verify prompt asks the LLM yes/no questions; "
+                f"the {pair_backend} backend only extracts answers",
+                "prompts",
             )
     return {p.name: answer_prompt(p, prompt_files) for p in prompts if p.kind == VERIFY_KIND}
 
@@ -178,7 +182,11 @@ class Engine:
         fast: bool = True,
         prompt_files: Sequence[Path] = (),
         progress: Callable[[int], None] | None = None,
+        answer_prompts: dict[str, Prompt] | None = None,
     ):
+        """``answer_prompts``: what :func:`check_prompts` returned, when the caller checked the
+        prompts already (a grading job, which loads every prompt once); else they are checked
+        here, the extraction prompts found in ``prompt_files`` or the shipped ones."""
         if not isinstance(backend, (TextGenerator, PairGrader)):
             raise TypeError(f"the {backend.name} backend neither generates text nor grades pairs")
         self.backend = backend
@@ -193,9 +201,15 @@ class Engine:
         self.failed_queries: set[str] = set()  # queries with a failed pair: not kept for resume
         self.pair_mode = isinstance(backend, PairGrader)
         self.direct = items is None
-        self.answer_prompts = check_prompts(
-            self.prompts, self.direct, self.items, prompt_files, backend.name if self.pair_mode else None
-        )
+        if answer_prompts is None:
+            answer_prompts = check_prompts(
+                self.prompts,
+                direct=self.direct,
+                items=self.items,
+                prompt_files=prompt_files,
+                pair_backend=backend.name if self.pair_mode else None,
+            )
+        self.answer_prompts = answer_prompts
 
     def llm_options(self, prompt: Prompt) -> dict[str, Any]:
         """The options recorded with a prompt's grades: the backend's, plus the system message
@@ -238,7 +252,9 @@ class Engine:
         """The items of a query (direct prompts: the query itself, as one target)."""
         if self.direct:
             if query.queryId not in self.query_texts:
-                raise UserError(f"--queries: no text for query {query.queryId} of the passages file")
+                raise UserError(
+                    f"{{queries}}: no text for query {query.queryId} of the passages file", "queries"
+                )
             return [self.query_texts[query.queryId]]
         return self.items.get(query.queryId, [])
 
@@ -290,6 +306,7 @@ class Engine:
         chunk: Sequence[QueryWithFullParagraphList],
         targets: list[list],
         pairs: list[Pair],
+        *,
         progress: bool = False,
     ) -> dict[Pair, Result]:
         """Every pair's answer (or failure) to ``prompt``."""
@@ -439,10 +456,14 @@ class Engine:
                     records.put(passage, records.direct_record(prompt, self.parsers[k], got[0], llm, options))
                 elif prompt.kind == VERIFY_KIND:
                     extract = self.answer_prompts[prompt.name]
-                    records.put(passage, records.verify_record(prompt, extract, targets, got, llm, options))
+                    records.put(
+                        passage,
+                        records.verify_record(prompt, extract, targets, got, llm=llm, options=options),
+                    )
                 else:
                     records.put(
-                        passage, records.exam_record(prompt, self.parsers[k], targets, got, llm, options)
+                        passage,
+                        records.exam_record(prompt, self.parsers[k], targets, got, llm=llm, options=options),
                     )
             paragraphs.append(passage)
         return QueryWithFullParagraphList(queryId=query.queryId, paragraphs=paragraphs)

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from rubric.errors import UserError
 from rubric.grading.engine import GradeStats
-from rubric.grading.job import GradeJob, run_shard
+from rubric.grading.job import GradeJob, Plan, run_shard
+from rubric.grading.shards import parse_shard
 from rubric.grading.workers import parse_devices, run_ray, run_workers
 
 Report = Callable[[str], None]
@@ -40,6 +41,8 @@ def grade_job(
     """The whole run: in this process, in one worker process per device (``devices`` /
     ``workers``), or as ``workers`` Ray tasks; the parts are merged into ``output``.
 
+    The scale-out options are checked first, then every input (:meth:`GradeJob.plan`: prompts,
+    bank, backend and one read of the passages file) before a model loads or a worker starts.
     Inputs that cannot be read twice (``-``, pipes) are copied once into a temporary folder,
     since the job reads them more than once. An output that is written in place (``-``, a fifo)
     gets the graded file when the run is complete; such a run keeps no partial file to resume.
@@ -58,23 +61,66 @@ def grade_job(
                 "workers, or write to another file"
             )
         job = replace(job, keep_unselected=True)
+    _check_scale(job, shard=shard, devices=devices, workers=workers, ray=ray, ray_address=ray_address)
     with tempfile.TemporaryDirectory(prefix="rubric-grade-") as tmp:
         inputs = {f: getattr(job, f) for f in ("passages", "bank", "queries") if getattr(job, f) is not None}
         job = replace(job, **{f: readable_again(path, tmp) for f, path in inputs.items()})
-        for query_id in job.absent_queries():
+        scaled = ray or devices is not None or bool(workers)
+        plan = job.plan(None if scaled else shard)
+        for query_id in plan.absent:
             report(f"--query/--queries: query {query_id} is not in {inputs['passages']}")
-        scale = dict(shard=shard, devices=devices, workers=workers, ray=ray, ray_address=ray_address)
+        if scaled:  # before any worker starts (one process checks its plan when it runs it)
+            job.check(plan)
+        scale = dict(devices=devices, workers=workers, ray=ray, ray_address=ray_address)
         if not writes_in_place(output):
-            return _launch(job, output, report=report, **scale)
+            return _launch(job, plan, output, shard=shard, report=report, **scale)
         graded = Path(tmp) / "graded.jsonl"
-        stats = _launch(job, graded, report=report, **scale)
+        stats = _launch(job, plan, graded, shard=shard, report=report, **scale)
         with open(graded, encoding="utf-8") as source, open_output(output) as target:
             shutil.copyfileobj(source, target)
         return stats
 
 
+def _check_scale(
+    job: GradeJob, *, shard: str | None, devices: str | None, workers: int, ray: bool, ray_address: str | None
+) -> None:
+    """The combination of scale-out options, before any file is read."""
+    if ray_address is not None and not ray:
+        raise UserError("{ray_address}: only with {ray}", "ray_address", "ray")
+    if ray:
+        if shard is not None or devices is not None or not workers:
+            raise UserError(
+                "{ray}: give {workers} N (the number of shards), and no {shard} or {devices}",
+                "ray",
+                "workers",
+                "shard",
+                "devices",
+            )
+        if job.backend == "openai":
+            raise UserError(
+                "{ray}: only for the local backends (openai: {concurrency})", "ray", "concurrency"
+            )
+    elif devices is not None or workers:
+        if shard is not None:
+            raise UserError(
+                "{shard} with {devices}/{workers}: the workers split the queries themselves",
+                "shard",
+                "devices",
+                "workers",
+            )
+        if job.backend == "openai":
+            raise UserError(
+                "{devices}/{workers}: for the local backends (use {concurrency} with openai)",
+                "devices",
+                "workers",
+                "concurrency",
+            )
+    parse_shard(shard)
+
+
 def _launch(
     job: GradeJob,
+    plan: Plan,
     output: Path,
     *,
     shard: str | None,
@@ -84,24 +130,12 @@ def _launch(
     ray_address: str | None,
     report: Report,
 ) -> GradeStats:
-    if ray_address is not None and not ray:
-        raise UserError("--ray-address: only with --ray")
     if ray:
-        if shard is not None or devices is not None or not workers:
-            raise UserError("--ray: give --workers N (the number of shards), and no --shard or --devices")
-        if job.backend == "openai":
-            raise UserError("--ray: only for the local backends (openai: --concurrency)")
-        job.check()
         gpus = job.backend_options.get("device", "auto") != "cpu"
         report(f"grading {workers} shards as Ray tasks, one {'GPU' if gpus else 'CPU'} each")
-        return run_ray(job, workers, gpus, output, report, ray_address)
+        return run_ray(job, workers, gpus=gpus, output=output, report=report, address=ray_address)
     if devices is not None or workers:
-        if shard is not None:
-            raise UserError("--shard with --devices/--workers: the workers split the queries themselves")
-        if job.backend == "openai":
-            raise UserError("--devices/--workers: for the local backends (use --concurrency with openai)")
-        job.check()
         names = parse_devices(devices, workers, job.backend_options.get("device", "auto"))
         report(f"grading with {len(names)} workers on {', '.join(names)}")
         return run_workers(job, names, output, report)
-    return run_shard(job, shard=shard, output=output, progress=True, report=report)
+    return run_shard(job, shard=shard, output=output, progress=True, report=report, plan=plan)

@@ -36,7 +36,7 @@ import json
 import os
 import tempfile
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -123,8 +123,9 @@ class OutputLock:
                 holder = f.read().decode("utf-8", "replace").strip()
                 f.close()
                 raise UserError(
-                    f"-o {self.output}: another `rubric grade` is writing this output"
-                    f"{f' (pid {holder})' if holder else ''}; wait for it or give another -o"
+                    f"{{output}} {self.output}: another `rubric grade` is writing this output"
+                    f"{f' (pid {holder})' if holder else ''}; wait for it or give another {{output}}",
+                    "output",
                 ) from None
             try:
                 same = os.fstat(f.fileno()).st_ino == os.stat(self.path).st_ino
@@ -173,7 +174,7 @@ class PartialFile:
         if not self.path.exists():
             return
         if self.path.is_dir():
-            raise UserError(f"{self.path}: is a directory; remove it or give another -o")
+            raise UserError(f"{self.path}: is a directory; remove it or give another {{output}}", "output")
         raw = self.path.read_bytes()
         newline = raw.find(b"\n")
         header = _json(raw[: newline if newline >= 0 else len(raw)])
@@ -285,7 +286,7 @@ def grade_file(
     engine: Engine,
     queries: Iterable[QueryWithFullParagraphList | Kept],
     output: Path,
-    inputs: list[Path],
+    inputs: Sequence[Path | list[str]],
     *,
     total_pairs: int | None = None,
     progress_factory: Callable[[int | None], Any] | None = None,
@@ -298,7 +299,8 @@ def grade_file(
 
     A :class:`Kept` query is written to the output unchanged (not graded).
 
-    ``inputs`` are the files the queries came from (their identity is part of the fingerprint).
+    ``inputs`` are the files the queries came from (their identity is part of the fingerprint), or
+    an identity the caller made (inputs given as objects: their content's digest).
     ``report`` receives warnings (default: :func:`warnings.warn`). ``lock`` False: the caller
     holds the :class:`OutputLock` already (taken before the model loaded). ``selection`` (the
     queries graded when others are :class:`Kept`) is part of the fingerprint: a partial that kept
@@ -306,13 +308,23 @@ def grade_file(
     """
     report = report or _warn
     with OutputLock(output) if lock else contextlib.nullcontext():
-        fingerprint = {**engine.fingerprint(), "inputs": [file_identity(p) for p in inputs]}
+        identities = [file_identity(p) if isinstance(p, Path) else p for p in inputs]
+        fingerprint = {**engine.fingerprint(), "inputs": identities}
         if selection is not None:
             fingerprint["selection"] = selection
         partial = PartialFile(output, fingerprint)
         partial.load(report)
         partial.start()
-        return _run(engine, queries, output, partial, total_pairs, progress_factory, chunk_pairs, report)
+        return _run(
+            engine,
+            queries,
+            output,
+            partial,
+            total_pairs=total_pairs,
+            progress_factory=progress_factory,
+            chunk_pairs=chunk_pairs,
+            report=report,
+        )
 
 
 def _run(
@@ -320,6 +332,7 @@ def _run(
     queries: Iterable[QueryWithFullParagraphList | Kept],
     output: Path,
     partial: PartialFile,
+    *,
     total_pairs: int | None,
     progress_factory: Callable[[int | None], Any] | None,
     chunk_pairs: int,

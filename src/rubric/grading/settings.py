@@ -13,11 +13,23 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from rubric.data.table import counted
 from rubric.errors import at_least
 from rubric.extras import require
 from rubric.llm.outcome import Outcome
 from rubric.llm.settings import ApiSettings, LocalSettings
+
+if TYPE_CHECKING:
+    from rubric.grading.engine import GradeStats
+
+
+@dataclass(frozen=True)
+class GradeOutcome(Outcome):
+    """The outcome of a grading run, with its counts (``stats.failed``: every failed pair)."""
+
+    stats: GradeStats | None = None
 
 
 @dataclass
@@ -54,13 +66,15 @@ class GradeSettings:
         subset: Path | None = None,
         *,
         report: Callable[[str], None],
-    ) -> Outcome:
+        given: tuple[str, ...] = (),
+    ) -> GradeOutcome:
         """Grade ``passages`` with ``prompts`` against ``bank`` items (exam grading) or the texts
         of ``queries`` (direct grading) into :attr:`output`; ``report`` receives progress.
 
         The query selection and every option range are checked when the job is made, before a
         file is read or a model loaded. The pairs that failed after every retry are the
-        outcome's failures (a re-run grades only them).
+        outcome's failures (a re-run grades only them). ``given`` names the inputs that a Python
+        caller handed over as objects (see :class:`~rubric.grading.job.GradeJob`).
         """
         from rubric.data.query_selection import QuerySelection
         from rubric.grading.job import GradeJob
@@ -69,7 +83,7 @@ class GradeSettings:
         if self.ray:
             require("ray", "--ray")
         selected = QuerySelection.from_options(self.query, subset)
-        at_least("--workers", self.workers, 0)
+        at_least("workers", self.workers, 0)
         job = GradeJob(  # checks the ranges of the options
             passages=passages,
             prompts=tuple(prompts),
@@ -84,6 +98,7 @@ class GradeSettings:
             checkpoint_pairs=self.checkpoint_pairs,
             query_ids=selected.ids,
             backend_options=self.local.backend_options() | dataclasses.asdict(self.api),
+            given=given,
         )
         stats = grade_job(
             job,
@@ -96,4 +111,5 @@ class GradeSettings:
             report=report,
         )
         failed = [str(f) for f in stats.failed] if stats.failures else []
-        return Outcome([stats.summary(), f"wrote {self.output}: {stats.queries} queries"], failed, "pairs")
+        summary = [stats.summary(), f"wrote {self.output}: {counted(stats.queries, 'query')}"]
+        return GradeOutcome(summary, failed, "pairs", stats)

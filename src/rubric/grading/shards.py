@@ -33,7 +33,7 @@ def parse_shard(spec: str | None) -> tuple[int, int] | None:
     except ValueError:
         i = n = 0
     if not (n >= 1 and 1 <= i <= n):
-        raise UserError(f"--shard: expected i/n with 1 <= i <= n (e.g. 2/8), got {spec!r}")
+        raise UserError(f"{{shard}}: expected i/n with 1 <= i <= n (e.g. 2/8), got {spec!r}", "shard")
     return i, n
 
 

@@ -54,12 +54,17 @@ def parse_devices(devices: str | None, workers: int, device: str) -> list[str] |
     on CPU it starts N CPU processes.
     """
     if devices is not None and workers:
-        raise UserError("--devices and --workers: give one of them (--devices names each worker's device)")
+        raise UserError(
+            "{devices} and {workers}: give one of them ({devices} names each worker's device)",
+            "devices",
+            "workers",
+        )
     if devices is not None:
         names = [d.strip() for d in devices.split(",")]
         if not all(names):
             raise UserError(
-                f"--devices: expected a comma-separated list such as cuda:0,cuda:1, got {devices!r}"
+                f"{{devices}}: expected a comma-separated list such as cuda:0,cuda:1, got {devices!r}",
+                "devices",
             )
         from rubric.llm.hf_common import resolve_device
 
@@ -74,7 +79,9 @@ def parse_devices(devices: str | None, workers: int, device: str) -> list[str] |
     import torch
 
     if workers > torch.cuda.device_count():
-        raise UserError(f"--workers {workers}: this machine has {torch.cuda.device_count()} CUDA device(s)")
+        raise UserError(
+            f"{{workers}} {workers}: this machine has {torch.cuda.device_count()} CUDA device(s)", "workers"
+        )
     return [f"cuda:{i}" for i in range(workers)]
 
 
@@ -117,7 +124,7 @@ def die_with_parent(parent: int) -> None:
 
 
 def _worker(
-    job: GradeJob, shard: str, device: str, output: Path, threads: int, parent: int, conn: Connection
+    job: GradeJob, shard: str, device: str, output: Path, *, threads: int, parent: int, conn: Connection
 ) -> None:
     """In a spawned process: grade one shard and send back ("ok", stats) or why it stopped."""
     die_with_parent(parent)
@@ -126,7 +133,7 @@ def _worker(
         stats = run_shard(job, shard=shard, device=device, output=output, threads=threads)
         conn.send(("ok", stats))
     except UserError as e:
-        conn.send(("user", str(e)))
+        conn.send(("user", e))  # the error itself: the CLI spells its parameters as flags
     except BaseException as e:  # noqa: BLE001 - reported by the parent, with the traceback
         conn.send(("error", f"{type(e).__name__}: {e}\n{traceback.format_exc()}"))
     finally:
@@ -163,7 +170,7 @@ def run_workers(job: GradeJob, devices: Sequence[str], output: Path, report: Rep
     parts = [folder / f"part-{i}-of-{n}.jsonl.gz" for i in range(1, n + 1)]
     total = GradeStats()
     errors: list[str] = []
-    user_errors: list[str] = []
+    user_errors: list[UserError] = []
     threads = cpu_threads(devices)
     ctx = get_context("spawn")
     with OutputLock(output), stopping_on_signals():
@@ -174,7 +181,8 @@ def run_workers(job: GradeJob, devices: Sequence[str], output: Path, report: Rep
                 receive, send = ctx.Pipe(duplex=False)
                 proc = ctx.Process(
                     target=_worker,
-                    args=(job, f"{i}/{n}", dev, part, threads, os.getpid(), send),
+                    args=(job, f"{i}/{n}", dev, part),
+                    kwargs={"threads": threads, "parent": os.getpid(), "conn": send},
                     name=f"rubric-grade-worker-{i}",
                 )
                 proc.start()
@@ -195,14 +203,14 @@ def run_workers(job: GradeJob, devices: Sequence[str], output: Path, report: Rep
                         total.add(value)
                     else:
                         (user_errors if kind == "user" else errors).append(value)
-                        report(f"worker {i}/{n} ({dev}) stopped: {value.splitlines()[0]}")
+                        report(f"worker {i}/{n} ({dev}) stopped: {str(value).splitlines()[0]}")
         finally:
             _stop([proc for _, _, proc in procs.values()])
         if errors or user_errors:
             if not any(folder.iterdir()):  # nothing to resume from: leave no trace
                 folder.rmdir()
             if user_errors:
-                raise UserError(user_errors[0])
+                raise user_errors[0]
             raise RuntimeError(f"a grading worker failed: {errors[0]}")
         merge_parts(parts, output, job.passages, selected=job.query_ids)
     if not total.failures:
@@ -224,7 +232,7 @@ def _stop(procs: Sequence[Any]) -> None:
 
 
 def run_ray(
-    job: GradeJob, shards: int, gpus: bool, output: Path, report: Report, address: str | None
+    job: GradeJob, shards: int, *, gpus: bool, output: Path, report: Report, address: str | None
 ) -> GradeStats:
     """Run the ``shards`` shards as Ray tasks (one GPU each when ``gpus``) and merge them into ``output``.
 

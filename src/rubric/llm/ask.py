@@ -41,35 +41,62 @@ def nudged(request: Request, attempt: int) -> Request:
 
 
 def ask_parsed(
-    llm: CachedBackend, requests: Sequence[Request], parse: Callable[[int, str], T], retries: int = 2
+    llm: CachedBackend,
+    requests: Sequence[Request],
+    parse: Callable[[int, str], T],
+    retries: int = 2,
+    desc: str = "LLM",
 ) -> list[Asked[T]]:
     """Ask every request; re-ask those whose answer ``parse(i, answer)`` rejects, ``retries`` times.
 
     ``llm`` is the backend behind its cache (every answer is kept as it arrives). A request the
-    backend could not answer is not re-asked here: the backend already retried it.
+    backend could not answer is not re-asked here: the backend already retried it. Progress in
+    prompts goes to stderr under ``desc`` (:func:`rubric.llm.progress.progress`).
     """
+    from rubric.llm.progress import progress
+
     results: list[Asked[T]] = [Asked() for _ in requests]
     pending = list(range(len(requests)))
-    for attempt in range(retries + 1):
-        if not pending:
-            break
-        asked = [requests[i] if attempt == 0 else nudged(requests[i], attempt) for i in pending]
-        answers = llm.generate(asked)
-        still: list[int] = []
-        for i, answer in zip(pending, answers, strict=True):
-            res = results[i]
-            res.attempts = attempt + 1
-            if isinstance(answer, Failure):
-                res.error = f"no answer from the LLM ({answer.cause})"
-                continue
-            res.answer = answer.text
-            try:
-                res.value, res.error = parse(i, answer.text), None
-            except ParseError as e:
-                res.error = f"unreadable answer after {attempt + 1} attempt(s): {e}"
-                still.append(i)
-        pending = still
+    bar = progress(len(requests), desc, "prompt")
+    try:
+        for attempt in range(retries + 1):
+            if not pending:
+                break
+            if attempt:
+                bar.total = (bar.total or 0) + len(pending)  # the re-asks are more prompts
+            pending = _ask_round(llm, requests, parse, pending, attempt=attempt, results=results, bar=bar)
+    finally:
+        bar.close()
     return results
+
+
+def _ask_round(
+    llm: CachedBackend,
+    requests: Sequence[Request],
+    parse: Callable[[int, str], T],
+    pending: list[int],
+    *,
+    attempt: int,
+    results: list[Asked[T]],
+    bar: Any,
+) -> list[int]:
+    """One round of asking: the prompts still pending (re-asks nudged); those still unreadable."""
+    asked = [requests[i] if attempt == 0 else nudged(requests[i], attempt) for i in pending]
+    answers = llm.generate(asked, on_results=lambda done: bar.update(len(done)))
+    still: list[int] = []
+    for i, answer in zip(pending, answers, strict=True):
+        res = results[i]
+        res.attempts = attempt + 1
+        if isinstance(answer, Failure):
+            res.error = f"no answer from the LLM ({answer.cause})"
+            continue
+        res.answer = answer.text
+        try:
+            res.value, res.error = parse(i, answer.text), None
+        except ParseError as e:
+            res.error = f"unreadable answer after {attempt + 1} attempt(s): {e}"
+            still.append(i)
+    return still
 
 
 def backend_info(backend: Backend) -> dict[str, Any]:

@@ -18,20 +18,15 @@ from typing import Any
 
 from rubric.llm.base import Request
 from rubric.llm.hf_common import GenerativeHF, load_pretrained
-from rubric.llm.shared_head import common_head, head_cache, head_layout
+from rubric.llm.shared_head import cache_keyword, common_head, head_cache, head_layout
 
 
-class HFCausal(GenerativeHF):
-    """A causal LM; fast rating reads the first generated tokens (see :class:`GenerativeHF`)."""
+class ChatPrompts:
+    """Prompts through the tokenizer's chat template when it has one (a request's system text
+    becomes the system message), else raw; shared by ``hf-causal`` and ``ct2-causal``, so both
+    give a model the same input tokens. Needs ``self.tokenizer``."""
 
-    name = "hf-causal"
-    padding_side = "left"
-    share_heads = True  # compute a batch's shared prompt head once (off: plain left-padded batches)
-
-    def _load_model(self) -> Any:
-        from transformers import AutoModelForCausalLM
-
-        return load_pretrained(AutoModelForCausalLM, self.settings.model, dtype=self.torch_dtype)
+    tokenizer: Any
 
     @property
     def chat(self) -> bool:
@@ -42,12 +37,9 @@ class HFCausal(GenerativeHF):
         return not self.chat  # the chat template already holds the special tokens
 
     @property
-    def supports_system(self) -> bool:  # type: ignore[override]
+    def supports_system(self) -> bool:
         """A chat template has a system role; a base model reads the system text as prompt text."""
         return self.chat
-
-    def options(self) -> dict[str, Any]:
-        return super().options() | {"chat_template": self.chat}
 
     def _texts(self, requests: Sequence[Request]) -> list[str]:
         if not self.chat:
@@ -61,6 +53,22 @@ class HFCausal(GenerativeHF):
                 self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
             )
         return texts
+
+
+class HFCausal(ChatPrompts, GenerativeHF):  # type: ignore[misc,override]
+    """A causal LM; fast rating reads the first generated tokens (see :class:`GenerativeHF`)."""
+
+    name = "hf-causal"
+    padding_side = "left"
+    share_heads = True  # compute a batch's shared prompt head once (off: plain left-padded batches)
+
+    def _load_model(self) -> Any:
+        from transformers import AutoModelForCausalLM
+
+        return load_pretrained(AutoModelForCausalLM, self.settings.model, dtype=self.torch_dtype)
+
+    def options(self) -> dict[str, Any]:
+        return super().options() | {"chat_template": self.chat}
 
     def _new_tokens(self, sequences: Any, batch: dict[str, Any]) -> Any:
         return sequences[:, batch["input_ids"].shape[1] :]
@@ -81,5 +89,5 @@ class HFCausal(GenerativeHF):
     def _inputs(self, batch: dict[str, Any]) -> dict[str, Any]:
         inputs = {"input_ids": batch["input_ids"], "attention_mask": batch["attention_mask"]}
         if batch.get("head"):
-            inputs["past_key_values"] = head_cache(self.net, batch["input_ids"], batch["head"])
+            inputs[cache_keyword(self.net)] = head_cache(self.net, batch["input_ids"], batch["head"])
         return inputs

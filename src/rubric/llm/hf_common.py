@@ -57,6 +57,16 @@ class HFSettings:
     compile: bool = False  # torch.compile the T5 encoder (the calls that compile are the warm-up)
 
 
+def decoding_options(settings: Any) -> dict[str, Any]:
+    """The decoding settings that change a local generative model's answers (``llm_options``)."""
+    return {
+        "decoding": "greedy" if settings.num_beams == 1 else "beam",
+        "num_beams": settings.num_beams,
+        "max_new_tokens": settings.max_new_tokens,
+        "max_input_tokens": settings.max_input_tokens,
+    }
+
+
 def device_type(device: str) -> str:
     """``cuda:1`` -> ``cuda``: per-type defaults (batch size, dtype) ignore the GPU index."""
     return device.split(":", 1)[0]
@@ -85,7 +95,7 @@ def resolve_dtype(dtype: str, device: str) -> Any:
     """``auto`` -> bfloat16 on GPU, float32 on CPU."""
     import torch
 
-    one_of("--dtype", dtype, DTYPES)
+    one_of("dtype", dtype, DTYPES)
     if dtype == "auto":
         dtype = "bfloat16" if device_type(device) == "cuda" else "float32"
     return getattr(torch, dtype)
@@ -111,12 +121,52 @@ def load_pretrained(auto_class: Any, name: str, **kwargs: Any) -> Any:
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # our own bar counts pairs; weight loading is quick
+    try:  # a local folder or a model in the Hugging Face cache: no network at all
+        return auto_class.from_pretrained(path, local_files_only=True, **kwargs)
+    except (OSError, ValueError, KeyError) as e:
+        if hub_offline() or folder.exists() or name.startswith(("/", ".", "~")):  # not a hub id
+            raise _load_error(name, e) from None
+    check_hub_reachable(name)  # unreachable: one line now, not a minute of retries
     try:
         return auto_class.from_pretrained(path, **kwargs)
     except (OSError, ValueError, KeyError) as e:
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        hint = " (offline: HF_HUB_OFFLINE is set)" if os.environ.get("HF_HUB_OFFLINE") else ""
-        raise UserError(f"--model {name}: cannot load it{hint}: {first}") from None
+        raise _load_error(name, e) from None
+
+
+def _load_error(name: str, e: Exception) -> UserError:
+    first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    hint = " (offline: HF_HUB_OFFLINE is set)" if hub_offline() else ""
+    return UserError(f"--model {name}: cannot load it{hint}: {first}")
+
+
+def hub_offline() -> bool:
+    """Whether HF_HUB_OFFLINE asks for offline mode, read as huggingface_hub reads it: 1, ON,
+    YES or TRUE (any case); 0, an empty value or anything else is online."""
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "ON", "YES", "TRUE"}
+
+
+def check_hub_reachable(name: str, timeout: float = 3.0) -> None:
+    """A model that is not on this machine must be downloaded: when the hub's host does not
+    answer within ``timeout`` seconds, say so at once (huggingface_hub would retry for about a
+    minute before failing). Behind a proxy the check is left to the download itself."""
+    if any(os.environ.get(v) for v in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")):
+        return
+    import socket
+    from urllib.parse import urlparse
+
+    endpoint = urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
+    host, port = (
+        endpoint.hostname or "huggingface.co",
+        endpoint.port or (443 if endpoint.scheme == "https" else 80),
+    )
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as e:
+        raise UserError(
+            f"--model {name}: not on this machine (no such folder, not in the Hugging Face cache) and "
+            f"{host} cannot be reached to download it ({e.strerror or type(e).__name__}); download it "
+            "where there is a network, or give a local folder"
+        ) from None
 
 
 def load_tokenizer(name: str, padding_side: str = "right") -> Any:
@@ -189,105 +239,21 @@ def choice_token_ids(tokenizer: Any, choices: Sequence[str]) -> dict[str, list[i
     return {c: [vocab[sp] for sp in (c, "▁" + c, "Ġ" + c, " " + c) if sp in vocab] for c in choices}
 
 
-class GenerativeHF(ChoiceRater, TokenCounter):
-    """Greedy/beam generation and exact fast rating, shared by the seq2seq and causal backends.
+class PromptTokens(TokenCounter):
+    """Token ids of prompts as a HuggingFace tokenizer gives them, remembered between context
+    fitting and batching, and cut to ``max_input_tokens`` as the tokenizer cuts; shared by the
+    transformers and the CTranslate2 backends, so both see exactly the same input tokens.
 
-    Fast rating runs greedy generation for at most two new tokens on a length-sorted batch. A row
-    whose generation already ended (end-of-sequence at step one or two) has exactly the answer full
-    greedy generation gives, because it *is* the first two steps of that generation on the same
-    batch; every other row (the top token was not a one-token answer, or the model kept talking:
-    "4" followed by "5" would parse differently) is generated to the end. The first step's
-    distribution gives the choice probabilities for an expected grade.
-
-    A batch whose model call raises (out of memory, a CUDA error) is split in halves and run
-    again, down to single prompts, so a prompt that cannot be answered fails alone and every
-    other prompt of its batch is answered. Results are reported per batch (``on_results``).
+    Needs ``self.tokenizer``, ``self.settings.max_input_tokens`` and ``self._ids`` (a dict).
     """
 
-    name = "hf"
-    padding_side = "right"
-
-    def __init__(self, settings: HFSettings):
-        import torch
-
-        super().__init__(settings.model)
-        self.settings = settings
-        self.device = resolve_device(settings.device)
-        one_of("--attention", settings.attention, ATTENTIONS)
-        settings.batch_size = settings.batch_size or AUTO_BATCH[device_type(self.device)]
-        settings.pad_multiple = settings.pad_multiple or AUTO_PAD_MULTIPLE[device_type(self.device)]
-        self._ids: dict[str, list[int]] = {}
-        self._spellings: dict[tuple[str, ...], dict[str, list[int]]] = {}
-        self.torch_dtype = resolve_dtype(settings.dtype, self.device)
-        self.tokenizer = load_tokenizer(settings.model, self.padding_side)
-        if self.device.startswith("cuda:"):
-            torch.cuda.set_device(self.device)  # cuda:N: kernels and buffers on N, not on GPU 0
-        self.net = self._load_model()
-        self.net.to(self.device)
-        self.net.eval()
-        self.eos = eos_ids(self.net, self.tokenizer)
-        self.padding = PaddingTally()  # input slots given to the model, and how many were padding
-        self._torch = torch
-        self.attention = self._setup_attention(settings.attention)
-
-    @classmethod
-    def from_options(cls, model: str, **options: Any) -> GenerativeHF:
-        """Registry constructor: known :class:`HFSettings` fields are used, others ignored."""
-        known = {k: v for k, v in options.items() if k in HFSettings.__dataclass_fields__ and v is not None}
-        return cls(HFSettings(model=model, **known))
-
-    # -- hooks for the concrete backends -------------------------------------------------------
-    @abstractmethod
-    def _load_model(self) -> Any:
-        """The model, loaded with the right Auto class and dtype."""
+    tokenizer: Any
+    settings: Any
+    _ids: dict[str, list[int]]
 
     def _texts(self, requests: Sequence[Request]) -> list[str]:
-        """The model input text of each request (the causal backend applies a chat template)."""
+        """The model input text of each request (the causal backends apply a chat template)."""
         return [r.text for r in requests]
-
-    @abstractmethod
-    def _new_tokens(self, sequences: Any, batch: dict[str, Any]) -> Any:
-        """The generated part of ``generate``'s output sequences for ``batch``."""
-
-    def _setup_attention(self, attention: str) -> str:
-        """Select the attention path; returns its name as reported. The base uses transformers'
-        own implementations (``auto``: the model's default, SDPA where it has one)."""
-        if self.settings.compile:
-            raise UserError(f"--compile: applies to T5 encoders (hf-seq2seq), not to {self.name}")
-        if attention == "auto":
-            return str(self.net.config._attn_implementation)
-        if attention == "flex" and not getattr(self.net, "_supports_flex_attn", False):
-            raise UserError(
-                f"--attention flex: {type(self.net).__name__} has no FlexAttention path (use sdpa or eager)"
-            )
-        use_attention(self.net, "flex_attention" if attention == "flex" else attention)
-        return attention
-
-    def _groups(self, lengths: list[int]) -> Iterator[list[int]]:
-        """Prompt indices of each batch: length-sorted, padded batches (see :func:`sorted_batches`)."""
-        return sorted_batches(lengths, self.settings.batch_size, self.settings.token_budget)
-
-    def _inputs(self, batch: dict[str, Any]) -> dict[str, Any]:
-        """``generate``'s keyword arguments for a batch built by :meth:`_tensors`."""
-        return batch
-
-    def kernel_summary(self) -> str:
-        """One line for the run summary: attention path, padding share, compile warm-up."""
-        pad = self.padding
-        line = f"attention {self.attention}; padding {100 * pad.ratio:.1f}% of {pad.slots:,} input slots"
-        if pad.shared:
-            line += f"; {pad.shared:,} prompt-head tokens computed once per batch instead of per prompt"
-        return line
-
-    # -- the contract ----------------------------------------------------------------------------
-    def options(self) -> dict[str, Any]:
-        s = self.settings
-        return {
-            "decoding": "greedy" if s.num_beams == 1 else "beam",
-            "num_beams": s.num_beams,
-            "max_new_tokens": s.max_new_tokens,
-            "max_input_tokens": s.max_input_tokens,
-        }
 
     def token_lengths(self, requests: Sequence[Request]) -> list[int]:
         """Input length in tokens of each request as the model sees it (special tokens included)."""
@@ -337,6 +303,102 @@ class GenerativeHF(ChoiceRater, TokenCounter):
             for i, ids in zip(long, cut, strict=True):
                 enc[i] = ids
         return enc
+
+
+class GenerativeHF(ChoiceRater, PromptTokens):
+    """Greedy/beam generation and exact fast rating, shared by the seq2seq and causal backends.
+
+    Fast rating runs greedy generation for at most two new tokens on a length-sorted batch. A row
+    whose generation already ended (end-of-sequence at step one or two) has exactly the answer full
+    greedy generation gives, because it *is* the first two steps of that generation on the same
+    batch; every other row (the top token was not a one-token answer, or the model kept talking:
+    "4" followed by "5" would parse differently) is generated to the end. The first step's
+    distribution gives the choice probabilities for an expected grade.
+
+    A batch whose model call raises (out of memory, a CUDA error) is split in halves and run
+    again, down to single prompts, so a prompt that cannot be answered fails alone and every
+    other prompt of its batch is answered. Results are reported per batch (``on_results``).
+    """
+
+    name = "hf"
+    padding_side = "right"
+
+    def __init__(self, settings: HFSettings):
+        import torch
+
+        super().__init__(settings.model)
+        self.settings = settings
+        self.device = resolve_device(settings.device)
+        one_of("attention", settings.attention, ATTENTIONS)
+        settings.batch_size = settings.batch_size or AUTO_BATCH[device_type(self.device)]
+        settings.pad_multiple = settings.pad_multiple or AUTO_PAD_MULTIPLE[device_type(self.device)]
+        self._ids: dict[str, list[int]] = {}
+        self._spellings: dict[tuple[str, ...], dict[str, list[int]]] = {}
+        self.torch_dtype = resolve_dtype(settings.dtype, self.device)
+        self.tokenizer = load_tokenizer(settings.model, self.padding_side)
+        if self.device.startswith("cuda:"):
+            torch.cuda.set_device(self.device)  # cuda:N: kernels and buffers on N, not on GPU 0
+        self.net = self._load_model()
+        self.net.to(self.device)
+        self.net.eval()
+        self.eos = eos_ids(self.net, self.tokenizer)
+        self.padding = PaddingTally()  # input slots given to the model, and how many were padding
+        self._torch = torch
+        self.attention = self._setup_attention(settings.attention)
+
+    @classmethod
+    def from_options(cls, model: str, **options: Any) -> GenerativeHF:
+        """Registry constructor: known :class:`HFSettings` fields are used, others ignored (the
+        CTranslate2-only options are refused when chosen)."""
+        for key in ("compute_type", "threads"):
+            if options.get(key):
+                flag = "--" + key.replace("_", "-")
+                raise UserError(f"{flag}: applies to the ct2 backends, not to {cls.name}")
+        known = {k: v for k, v in options.items() if k in HFSettings.__dataclass_fields__ and v is not None}
+        return cls(HFSettings(model=model, **known))
+
+    # -- hooks for the concrete backends -------------------------------------------------------
+    @abstractmethod
+    def _load_model(self) -> Any:
+        """The model, loaded with the right Auto class and dtype."""
+
+    @abstractmethod
+    def _new_tokens(self, sequences: Any, batch: dict[str, Any]) -> Any:
+        """The generated part of ``generate``'s output sequences for ``batch``."""
+
+    def _setup_attention(self, attention: str) -> str:
+        """Select the attention path; returns its name as reported. The base uses transformers'
+        own implementations (``auto``: the model's default, SDPA where it has one)."""
+        if self.settings.compile:
+            raise UserError(f"--compile: applies to T5 encoders (hf-seq2seq), not to {self.name}")
+        if attention == "auto":
+            return str(self.net.config._attn_implementation)
+        if attention == "flex" and not getattr(self.net, "_supports_flex_attn", False):
+            raise UserError(
+                f"--attention flex: {type(self.net).__name__} has no FlexAttention path (use sdpa or eager)"
+            )
+        use_attention(self.net, "flex_attention" if attention == "flex" else attention)
+        return attention
+
+    def _groups(self, lengths: list[int]) -> Iterator[list[int]]:
+        """Prompt indices of each batch: length-sorted, padded batches (see :func:`sorted_batches`)."""
+        return sorted_batches(lengths, self.settings.batch_size, self.settings.token_budget)
+
+    def _inputs(self, batch: dict[str, Any]) -> dict[str, Any]:
+        """``generate``'s keyword arguments for a batch built by :meth:`_tensors`."""
+        return batch
+
+    def kernel_summary(self) -> str:
+        """One line for the run summary: attention path, padding share, compile warm-up."""
+        pad = self.padding
+        line = f"attention {self.attention}; padding {100 * pad.ratio:.1f}% of {pad.slots:,} input slots"
+        if pad.shared:
+            line += f"; {pad.shared:,} prompt-head tokens computed once per batch instead of per prompt"
+        return line
+
+    # -- the contract ----------------------------------------------------------------------------
+    def options(self) -> dict[str, Any]:
+        return decoding_options(self.settings)
 
     def _batches(self, texts: list[str]) -> Iterator[tuple[list[int], dict[str, Any]]]:
         """(prompt indices, model inputs on the device), length-sorted; built one batch ahead in a
@@ -466,16 +528,7 @@ class GenerativeHF(ChoiceRater, TokenCounter):
             return done
 
         results = self._each_batch(self._texts(requests), step, on_results)
-        if unfinished:
-            self.stats.fallbacks += len(unfinished)
-
-            def finish(batch: Sequence[tuple[int, Result]]) -> None:
-                got = [(unfinished[j], _with_probs(r, probs_of[unfinished[j]])) for j, r in batch]
-                for i, r in got:
-                    results[i] = r
-                deliver(on_results, got)
-
-            self.generate([requests[i] for i in unfinished], finish)
+        generate_the_rest(self, requests, unfinished, probs_of, results=results, on_results=on_results)
         return results
 
 
@@ -498,6 +551,31 @@ def isolated(
             return [(idx[0], failure_of(e))]
         half = len(idx) // 2
         return isolated(idx[:half], run, cleanup) + isolated(idx[half:], run, cleanup)
+
+
+def generate_the_rest(
+    backend: ChoiceRater,
+    requests: Sequence[Request],
+    unfinished: list[int],
+    probs_of: dict[int, dict[str, float]],
+    *,
+    results: list[Result],
+    on_results: OnResults | None,
+) -> None:
+    """Fast rating's fallback: generate the ``unfinished`` requests (whose answer did not end in
+    the first steps) to the end, keep their first-step choice probabilities, put them into
+    ``results`` and hand them to ``on_results`` as they arrive; counted as fallbacks."""
+    if not unfinished:
+        return
+    backend.stats.fallbacks += len(unfinished)
+
+    def finish(batch: Sequence[tuple[int, Result]]) -> None:
+        got = [(unfinished[j], _with_probs(r, probs_of[unfinished[j]])) for j, r in batch]
+        for i, r in got:
+            results[i] = r
+        deliver(on_results, got)
+
+    backend.generate([requests[i] for i in unfinished], finish)
 
 
 def _with_probs(result: Result, probs: dict[str, float]) -> Result:

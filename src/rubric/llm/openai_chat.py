@@ -25,7 +25,6 @@ import math
 import os
 import random
 import re
-import sys
 import time
 from collections.abc import Coroutine, Sequence
 from pathlib import Path
@@ -76,6 +75,7 @@ def read_api_key(api_key_file: str | Path | None) -> str:
 
 
 def check_api_options(
+    *,
     concurrency: int = 8,
     rpm: float | None = None,
     max_retries: int = 6,
@@ -84,19 +84,19 @@ def check_api_options(
     temperature: float = 0.0,
     max_tokens: int | None = None,
 ) -> None:
-    """Range checks of the client options, each naming its command-line option."""
+    """Range checks of the client options, each naming its parameter (the CLI: its option)."""
     bad = [
-        ("--concurrency", concurrency, concurrency >= 1, "at least 1"),
-        ("--rpm", rpm, rpm is None or (math.isfinite(rpm) and rpm > 0), "a positive number"),
-        ("--max-retries", max_retries, max_retries >= 0, "0 or more"),
-        ("--timeout", timeout, math.isfinite(timeout) and timeout > 0, "a positive number of seconds"),
-        ("--retry-base", retry_base, math.isfinite(retry_base) and retry_base >= 0, "0 or more seconds"),
-        ("--temperature", temperature, math.isfinite(temperature) and 0 <= temperature <= 2, "0 to 2"),
-        ("--max-tokens", max_tokens, max_tokens is None or max_tokens >= 1, "at least 1"),
+        ("concurrency", concurrency, concurrency >= 1, "at least 1"),
+        ("rpm", rpm, rpm is None or (math.isfinite(rpm) and rpm > 0), "a positive number"),
+        ("max_retries", max_retries, max_retries >= 0, "0 or more"),
+        ("timeout", timeout, math.isfinite(timeout) and timeout > 0, "a positive number of seconds"),
+        ("retry_base", retry_base, math.isfinite(retry_base) and retry_base >= 0, "0 or more seconds"),
+        ("temperature", temperature, math.isfinite(temperature) and 0 <= temperature <= 2, "0 to 2"),
+        ("max_tokens", max_tokens, max_tokens is None or max_tokens >= 1, "at least 1"),
     ]
-    for option, value, ok, want in bad:
+    for name, value, ok, want in bad:
         if not ok:
-            raise UserError(f"{option}: must be {want}, got {value}")
+            raise UserError(f"{{{name}}}: must be {want}, got {value}", name)
 
 
 class OpenAIChat(ChoiceRater):
@@ -109,6 +109,7 @@ class OpenAIChat(ChoiceRater):
     def __init__(
         self,
         model: str,
+        *,
         base_url: str | None = None,
         api_key: str = "EMPTY",
         concurrency: int = 8,
@@ -121,7 +122,15 @@ class OpenAIChat(ChoiceRater):
         retry_cap: float = 60.0,
         progress: bool = True,
     ):
-        check_api_options(concurrency, rpm, max_retries, timeout, retry_base, temperature, max_tokens)
+        check_api_options(
+            concurrency=concurrency,
+            rpm=rpm,
+            max_retries=max_retries,
+            timeout=timeout,
+            retry_base=retry_base,
+            temperature=temperature,
+            max_tokens=max_tokens,
+        )
         super().__init__(model)
         self.base_url = base_url
         self._api_key = api_key
@@ -139,7 +148,7 @@ class OpenAIChat(ChoiceRater):
 
     @classmethod
     def cached(
-        cls, model: str, cache: Path | None = None, use_cache: bool = True, **options: Any
+        cls, model: str, cache: Path | None = None, *, use_cache: bool = True, **options: Any
     ) -> tuple[OpenAIChat, Any]:
         """The backend of :meth:`from_options` and its response cache (opened first, so a file
         that is no cache fails before the API key is read)."""
@@ -152,6 +161,7 @@ class OpenAIChat(ChoiceRater):
     def from_options(
         cls,
         model: str,
+        *,
         base_url: str | None = None,
         api_key_file: str | Path | None = None,
         concurrency: int = 8,
@@ -169,7 +179,9 @@ class OpenAIChat(ChoiceRater):
         """
         tuning = {k: extra.pop(k) for k in ("retry_base", "retry_cap", "progress") if k in extra}
         if (extra.pop("num_beams", None) or 1) > 1:
-            raise UserError("--num-beams: the openai backend decodes greedily (temperature 0), no beams")
+            raise UserError(
+                "{num_beams}: the openai backend decodes greedily (temperature 0), no beams", "num_beams"
+            )
         max_new_tokens = extra.pop("max_new_tokens", None)
         if max_tokens is None:
             max_tokens = max_new_tokens
@@ -177,7 +189,7 @@ class OpenAIChat(ChoiceRater):
             extra.pop(local_only, None)
         unknown = [k for k, v in extra.items() if v is not None]
         if unknown:
-            raise UserError(f"--{unknown[0].replace('_', '-')}: not an option of the openai backend")
+            raise UserError(f"{{{unknown[0]}}}: not an option of the openai backend", unknown[0])
         return cls(
             model=model,
             base_url=base_url,
@@ -202,7 +214,7 @@ class OpenAIChat(ChoiceRater):
 
     def generate(self, requests: Sequence[Request], on_results: OnResults | None = None) -> list[Result]:
         """Answers in order; a request that failed after all retries is a Failure."""
-        return run_coroutine(self._run(list(requests), False, on_results))
+        return run_coroutine(self._run(list(requests), logprobs=False, on_results=on_results))
 
     def rate(
         self, requests: Sequence[Request], choices: Sequence[str], on_results: OnResults | None = None
@@ -214,7 +226,7 @@ class OpenAIChat(ChoiceRater):
             if on_results is not None:
                 on_results([(i, _only(r, choices)) for i, r in batch])
 
-        got = run_coroutine(self._run(list(requests), True, keep_choices))
+        got = run_coroutine(self._run(list(requests), logprobs=True, on_results=keep_choices))
         return [_only(r, choices) for r in got]
 
     # -- internals -------------------------------------------------------------------------------
@@ -224,7 +236,7 @@ class OpenAIChat(ChoiceRater):
         return text.replace(self._secret, REDACTED) if self._secret else text
 
     async def _run(
-        self, requests: list[Request], logprobs: bool, on_results: OnResults | None
+        self, requests: list[Request], *, logprobs: bool, on_results: OnResults | None
     ) -> list[Result]:
         import openai  # lazy: keeps `rubric --help` fast
 
@@ -233,12 +245,12 @@ class OpenAIChat(ChoiceRater):
         )
         semaphore = asyncio.Semaphore(self.concurrency)
         pace = _Pacer(self.rpm)
-        bar = _progress(len(requests), self.progress)
+        bar = _progress(len(requests), enabled=self.progress)
         try:
 
             async def one(i: int, request: Request) -> Result:
                 async with semaphore:
-                    result = await self._ask(client, openai, pace, request, logprobs)
+                    result = await self._ask(client, openai, pace, request, want_logprobs=logprobs)
                 if on_results is not None:
                     on_results([(i, result)])
                 bar.update(1)
@@ -250,7 +262,7 @@ class OpenAIChat(ChoiceRater):
             await client.close()
 
     async def _ask(
-        self, client: Any, openai: Any, pace: _Pacer, request: Request, want_logprobs: bool
+        self, client: Any, openai: Any, pace: _Pacer, request: Request, *, want_logprobs: bool
     ) -> Result:
         messages = ([{"role": "system", "content": request.system}] if request.system else []) + [
             {"role": "user", "content": request.user}
@@ -270,7 +282,7 @@ class OpenAIChat(ChoiceRater):
             delay: float | None = None
             try:
                 raw = await client.chat.completions.with_raw_response.create(**kwargs)
-                text, probs = read_reply(raw.http_response.content, logprobs)
+                text, probs = read_reply(raw.http_response.content, want_logprobs=logprobs)
                 return Answer(self.redact(text), probs)
             except (openai.AuthenticationError, openai.PermissionDeniedError) as e:
                 raise UserError(
@@ -320,7 +332,7 @@ class OpenAIChat(ChoiceRater):
         return self.redact(text)[:200]
 
 
-def read_reply(body: bytes, want_logprobs: bool) -> tuple[str, dict[str, float] | None]:
+def read_reply(body: bytes, *, want_logprobs: bool) -> tuple[str, dict[str, float] | None]:
     """The answer text (and first-token probabilities) of a chat-completions reply body.
 
     Raises :class:`BadReply` naming what is wrong; nothing about a reply is taken on trust.
@@ -397,20 +409,10 @@ class _Pacer:
             await asyncio.sleep(start - now)
 
 
-class _NoBar:
-    def update(self, n: int) -> None:
-        pass
+def _progress(total: int, *, enabled: bool) -> Any:
+    from rubric.llm.progress import progress
 
-    def close(self) -> None:
-        pass
-
-
-def _progress(total: int, enabled: bool) -> Any:
-    if not enabled or total < 20:
-        return _NoBar()
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc="LLM", unit="prompt", file=sys.stderr, disable=None, leave=False, delay=1.0)
+    return progress(total, "LLM", "prompt", enabled=enabled and total >= 20)
 
 
 def _retry_after(e: Any) -> float | None:

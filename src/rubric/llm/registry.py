@@ -32,6 +32,8 @@ BACKENDS: dict[str, str] = {
     "hf-qa": "rubric.llm.hf_qa:HFQuestionAnswering",
     "openai": "rubric.llm.openai_chat:OpenAIChat",
     "embedding": "rubric.llm.embedding:EmbeddingGrader",
+    "ct2-seq2seq": "rubric.llm.ct2_seq2seq:CT2Seq2Seq",
+    "ct2-causal": "rubric.llm.ct2_causal:CT2Causal",
 }
 #: One line per backend for ``--help``.
 DESCRIPTIONS: dict[str, str] = {
@@ -40,9 +42,20 @@ DESCRIPTIONS: dict[str, str] = {
     "hf-qa": "local extractive QA, no prompt",
     "openai": "any OpenAI-compatible server",
     "embedding": "local sentence-embedding similarity, no prompt",
+    "ct2-seq2seq": "T5 / FLAN-T5 in CTranslate2 (the ct2 extra)",
+    "ct2-causal": "decoder-only LMs in CTranslate2 (the ct2 extra)",
 }
 #: The optional extra (``pip install 'rubric-workbench[hf]'``) each backend needs; openai is core.
-BACKEND_EXTRAS: dict[str, str] = {"hf-seq2seq": "hf", "hf-causal": "hf", "hf-qa": "hf", "embedding": "hf"}
+BACKEND_EXTRAS: dict[str, str] = {
+    "hf-seq2seq": "hf",
+    "hf-causal": "hf",
+    "hf-qa": "hf",
+    "embedding": "hf",
+    "ct2-seq2seq": "ct2",
+    "ct2-causal": "ct2",
+}
+#: Backends that run the models of another backend (converted): a model fits either.
+SAME_MODELS: dict[str, str] = {"ct2-seq2seq": "hf-seq2seq", "ct2-causal": "hf-causal"}
 #: The model a backend uses without ``--model``.
 DEFAULT_MODELS: dict[str, str] = {"hf-seq2seq": "google/flan-t5-large", "embedding": "minilm-l6"}
 #: Packaged short names (rubric.llm.packaged) and the backend each is made for.
@@ -58,14 +71,23 @@ def backends_help() -> str:
     return ", ".join(f"{name} ({DESCRIPTIONS.get(name, name)})" for name in BACKENDS)
 
 
-def backend_class(name: str) -> Any:
-    """The class registered as ``name``; an unknown name, or one whose extra is not installed, is
-    an error (listing the known ones; naming the pip command)."""
+def check_backend(name: str) -> str:
+    """The import target registered as ``name``; an unknown name, or one whose extra is not
+    installed, is an error (listing the known ones; naming the pip command). Imports nothing, so
+    option checks call it before any file is read."""
     target = BACKENDS.get(name)
     if target is None:
-        raise UserError(f"--backend: unknown backend {name!r}; known: {', '.join(sorted(BACKENDS))}")
+        raise UserError(
+            f"{{backend}}: unknown backend {name!r}; known: {', '.join(sorted(BACKENDS))}", "backend"
+        )
     if name in BACKEND_EXTRAS:
         require(BACKEND_EXTRAS[name], f"--backend {name}")
+    return target
+
+
+def backend_class(name: str) -> Any:
+    """The class registered as ``name`` (checked by :func:`check_backend`)."""
+    target = check_backend(name)
     module, _, cls = target.partition(":")
     return getattr(importlib.import_module(module), cls)
 
@@ -75,7 +97,9 @@ def default_model(name: str) -> str:
     if name in DEFAULT_MODELS:
         return DEFAULT_MODELS[name]
     backend_class(name)  # an unknown backend is the first problem to report
-    raise UserError(f"--model: required with --backend {name} (it has no default model)")
+    raise UserError(
+        f"{{model}}: required with {{backend}} {name} (it has no default model)", "model", "backend"
+    )
 
 
 def backend_for_model(model: str) -> str | None:
@@ -106,9 +130,13 @@ def backend_for_model(model: str) -> str | None:
 def check_model_fits(name: str, model: str) -> None:
     """A model made for another local backend is an error that names the backend it needs."""
     wanted = backend_for_model(model)
-    if name in BACKENDS and name != "openai" and wanted is not None and wanted != name:
+    if name in BACKENDS and name != "openai" and wanted is not None and wanted != SAME_MODELS.get(name, name):
+        if name in SAME_MODELS:
+            wanted = next((ct2 for ct2, hf in SAME_MODELS.items() if hf == wanted), wanted)
         raise UserError(
-            f"--model {model}: a model for --backend {wanted}, not {name}; add --backend {wanted}"
+            f"{{model}} {model}: a model for {{backend}} {wanted}, not {name}; add {{backend}} {wanted}",
+            "model",
+            "backend",
         )
 
 
@@ -120,7 +148,14 @@ def make_backend(name: str, model: str, **options: Any) -> Any:
 
 
 #: The smallest value of each local-model option (``--batch-size 0`` is auto, ``--token-budget 0`` off).
-MINIMA = {"batch_size": 0, "token_budget": 0, "max_input_tokens": 16, "max_new_tokens": 1, "num_beams": 1}
+MINIMA = {
+    "batch_size": 0,
+    "token_budget": 0,
+    "threads": 0,
+    "max_input_tokens": 16,
+    "max_new_tokens": 1,
+    "num_beams": 1,
+}
 API_OPTIONS = ("concurrency", "rpm", "max_retries", "timeout", "retry_base")
 
 
@@ -132,5 +167,5 @@ def check_backend_options(options: dict[str, Any]) -> None:
     for key, minimum in MINIMA.items():
         value = options.get(key)
         if value is not None and value < minimum:
-            raise UserError(f"--{key.replace('_', '-')}: must be at least {minimum}, got {value}")
+            raise UserError(f"{{{key}}}: must be at least {minimum}, got {value}", key)
     check_api_options(**{k: options[k] for k in API_OPTIONS if options.get(k) is not None})

@@ -42,13 +42,13 @@ class ApiSettings:
         from rubric.llm.openai_chat import check_api_options
 
         check_api_options(
-            self.concurrency,
-            self.rpm,
-            self.max_retries,
-            self.timeout,
-            self.retry_base,
-            temperature,
-            max_tokens,
+            concurrency=self.concurrency,
+            rpm=self.rpm,
+            max_retries=self.max_retries,
+            timeout=self.timeout,
+            retry_base=self.retry_base,
+            temperature=temperature,
+            max_tokens=max_tokens,
         )
 
 
@@ -67,7 +67,7 @@ class ChatSettings:
     def check(self) -> None:
         """Range checks of every setting, before any file is read."""
         self.api.check(self.temperature, self.max_tokens)
-        at_least("--parse-retries", self.parse_retries, 0)
+        at_least("parse_retries", self.parse_retries, 0)
 
     def backend(self) -> tuple[OpenAIChat, ResponseCache | None]:
         """The :class:`~rubric.llm.openai_chat.OpenAIChat` of the settings (checked first) and
@@ -77,7 +77,7 @@ class ChatSettings:
         self.check()
         decoding = {"temperature": self.temperature, "max_tokens": self.max_tokens}
         api = decoding | dataclasses.asdict(self.api)
-        return OpenAIChat.cached(self.model, self.cache, not self.no_cache, **api)
+        return OpenAIChat.cached(self.model, self.cache, use_cache=not self.no_cache, **api)
 
 
 @dataclass
@@ -95,13 +95,17 @@ class LocalSettings:
     num_beams: int = 1
     attention: str = "auto"
     compile_encoder: bool = False
+    compute_type: str = "auto"
+    threads: int = 0
 
     def backend_options(self) -> dict[str, Any]:
-        """The settings as the backends take them; the attention settings only when chosen, so a
-        backend without them (openai) refuses them only when they are asked for."""
+        """The settings as the backends take them; the attention, compute-type and thread settings
+        only when chosen, so a backend without them refuses them only when they are asked for."""
         return {
             "attention": None if self.attention == "auto" else self.attention,
             "compile": self.compile_encoder or None,
+            "compute_type": None if self.compute_type == "auto" else self.compute_type,
+            "threads": self.threads or None,
             "device": self.device,
             "dtype": self.dtype,
             "batch_size": self.batch_size,

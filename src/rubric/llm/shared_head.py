@@ -50,6 +50,16 @@ def head_layout(rows: list[list[int]], head: int, pad_id: int) -> tuple[Any, Any
 
 def head_cache(net: Any, input_ids: Any, head: int) -> Any:
     """The key/value cache of the first ``head`` tokens, computed for one row, repeated per row."""
-    cache = net(input_ids=input_ids[:1, :head], use_cache=True).past_key_values
+    out = net(input_ids=input_ids[:1, :head], use_cache=True)
+    # transformers 5.x names it `cache` (the old name still works there, with a warning per run)
+    cache = out["cache"] if "cache" in out else out.past_key_values
     cache.batch_repeat_interleave(input_ids.shape[0])
     return cache
+
+
+def cache_keyword(net: Any) -> str:
+    """The keyword that hands a computed key/value cache to ``generate``: ``cache`` in
+    transformers 5.x, ``past_key_values`` before (5.x still takes it, with a FutureWarning)."""
+    import inspect
+
+    return "cache" if "cache" in inspect.signature(net.forward).parameters else "past_key_values"

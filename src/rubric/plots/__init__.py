@@ -70,6 +70,19 @@ def check_plot(path: str | Path | None) -> str | None:
     return fmt
 
 
+def parse_limits(option: str, value: str | None) -> tuple[float, float] | None:
+    """``LO,HI`` (an axis range to fix) as two numbers, LO < HI; None stays None (from the data)."""
+    if value is None:
+        return None
+    try:
+        low, high = (float(v) for v in value.split(","))
+    except ValueError:
+        raise UserError(f"{option}: expected LO,HI such as 0,1, got {value!r}") from None
+    if not low < high:
+        raise UserError(f"{option}: expected LO < HI, got {value!r}")
+    return low, high
+
+
 @contextmanager
 def style() -> Iterator[None]:
     """Reproducible rcParams for the duration of one figure."""
@@ -78,21 +91,22 @@ def style() -> Iterator[None]:
         yield
 
 
-def new_figure(width_in: float, height_in: float):
-    """A figure of exactly this size (pixels = inches x DPI), with constrained layout."""
+def new_figure(width_in: float, height_in: float, dpi: int = DPI):
+    """A figure of exactly this size (pixels = inches x dpi), with constrained layout."""
     require_matplotlib()
     from matplotlib.figure import Figure
 
-    return Figure(figsize=(width_in, height_in), dpi=DPI, layout="constrained")
+    return Figure(figsize=(width_in, height_in), dpi=dpi, layout="constrained")
 
 
-def render(fig, fmt: str) -> bytes:
+def render(fig, fmt: str, dpi: int = DPI) -> bytes:
     """The figure as PNG, SVG or PDF bytes (the size the figure was made with)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    FigureCanvasAgg(fig)  # attaches itself; savefig picks the right backend per format
+    if fig.canvas is None or not isinstance(fig.canvas, FigureCanvasAgg):
+        FigureCanvasAgg(fig)  # attaches itself; savefig picks the right backend per format
     buf = io.BytesIO()
-    fig.savefig(buf, format=fmt, dpi=DPI, metadata=METADATA[fmt])
+    fig.savefig(buf, format=fmt, dpi=dpi, metadata=METADATA[fmt])
     return buf.getvalue()
 
 

@@ -144,9 +144,12 @@ class Prompt:
 
 
 def prompts_dir() -> Path:
-    """The shipped prompts: inside the installed package, or the repository's ``prompts/``."""
-    here = Path(__file__).resolve().parent.parent  # src/rubric
-    for candidate in (here / "prompts", here.parent.parent / "prompts"):
+    """The shipped prompts: the package's ``rubric/prompts`` (where the wheel puts them), found
+    with :mod:`importlib.resources`; in a source checkout, the repository's ``prompts/``."""
+    from importlib import resources
+
+    package = Path(str(resources.files("rubric")))
+    for candidate in (package / "prompts", package.parent.parent / "prompts"):
         if candidate.is_dir():
             return candidate
     raise UserError("the shipped prompts folder is missing from this installation")

@@ -62,6 +62,7 @@ class Agreement:
     counts: Counter[tuple[int, int]]
     min_relevant: int
     name: str = ""
+    reference: str = "human judgments"
 
     @classmethod
     def from_pairs(cls, pairs: Iterable[tuple[int, int]], min_relevant: int, name: str = "") -> Agreement:
@@ -96,6 +97,22 @@ class Agreement:
         """Kappa with grades and judgments as the same categories (meaningful on one scale)."""
         return kappa_from_counts(self.counts)
 
+    def same_scale(self) -> bool:
+        """Whether grades and judgments can be the same categories: no grade above the highest
+        judgment level. A 0-5 grade compared with a 0-3 judgment unmapped would count grade 5
+        as disagreeing with every judgment; ``--map`` puts grades on the judgments' scale."""
+        return max(self.grades(), default=0) <= max(self.judgment_levels(), default=0)
+
+    def multiclass_note(self) -> str:
+        """The multiclass kappa, or why it is left out (grades on another scale)."""
+        if self.same_scale():
+            return f"multiclass kappa {self.multiclass_kappa():.4f}"
+        return (
+            f"multiclass kappa left out: grades reach {max(self.grades())}, judgments "
+            f"{max(self.judgment_levels(), default=0)} (map grades onto judgment levels with --map, "
+            "e.g. 5=3,4=1)"
+        )
+
     # --- tables -----------------------------------------------------------------------------
 
     def confusion_table(self) -> Table:
@@ -110,7 +127,7 @@ class Agreement:
             ["grade", *[f"judgment={j}" for j in levels], "total"],
             rows,
             title=f"{self.name}: grade x judgment counts".strip(": "),
-            notes=[f"multiclass Cohen's kappa (same categories): {self.multiclass_kappa():.4f}"],
+            notes=[self.multiclass_note()],
         )
 
     def binarised_table(self) -> Table:
@@ -140,27 +157,38 @@ class Agreement:
 
     def summary(self) -> str:
         """One line: the passages compared, the best binarised kappa and the multiclass kappa."""
-        best = max(self.thresholds(), key=lambda t: (self.binary(t).kappa, -t))
+        best = self.best_threshold()
         return (
             f"{self.name}: {self.n} passages; best binarised kappa {self.binary(best).kappa:.4f} at grade >= "
-            f"{best} vs judgment >= {self.min_relevant}; multiclass kappa {self.multiclass_kappa():.4f}"
+            f"{best} vs judgment >= {self.min_relevant}; {self.multiclass_note()}"
         )
 
     def tables(self) -> list[Table]:
         return [self.confusion_table(), self.binarised_table(), self.metrics_table()]
 
-    def count_matrix(self):
-        """The grade x judgment counts as a heatmap panel (:mod:`rubric.plots.heatmap`)."""
+    def best_threshold(self) -> int:
+        """The grade threshold with the highest binarised kappa (the lowest on a tie)."""
+        return max(self.thresholds(), key=lambda t: (self.binary(t).kappa, -t))
+
+    def count_matrix(self, top_grade: int | None = None, top_level: int | None = None):
+        """The grade x judgment counts as a heatmap panel (:mod:`rubric.plots.heatmap`): every
+        grade 0..``top_grade`` (highest on top) and judgment 0..``top_level`` (left to right),
+        seen or not, so that panels side by side line up; the title names both sides and the
+        best binarised kappa."""
         from rubric.plots.heatmap import CountMatrix
 
-        grades, levels = self.grades(), self.judgment_levels()
+        grades = list(range(max(top_grade or 0, *self.grades(), 0), -1, -1))
+        levels = list(range(0, max(top_level or 0, *self.judgment_levels(), 0) + 1))
+        best = self.best_threshold()
+        kappa = self.binary(best).kappa
         return CountMatrix(
-            title=self.name or "agreement",
+            title=f"{self.name or 'grades'} vs {self.reference}\n"
+            f"κ = {kappa:.3f} (grade ≥ {best} vs judgment ≥ {self.min_relevant}), n = {self.n}",
             row_labels=[str(g) for g in grades],
             col_labels=[str(j) for j in levels],
             counts=[[self.counts.get((g, j), 0) for j in levels] for g in grades],
             row_title="grade",
-            col_title="judgment",
+            col_title=f"judgment ({self.reference})",
         )
 
 

@@ -72,11 +72,17 @@ class AgreementReport:
     tables: list[Table] = field(default_factory=list)
     agreements: list[Agreement] = field(default_factory=list)
 
-    def draw(self, path: Path) -> None:
-        """The grade x judgment counts as a heatmap, one panel per side (needs matplotlib)."""
+    def draw(self, path: Path, *, by_row: bool = False, dpi: int | None = None) -> None:
+        """The grade x judgment counts as a heatmap, one panel per side, all on the same grades
+        and judgment levels; ``by_row`` colours each cell by its share of the grade's passages
+        (needs matplotlib)."""
+        from rubric.plots import DPI
         from rubric.plots.heatmap import count_heatmaps
 
-        count_heatmaps([ag.count_matrix() for ag in self.agreements], path)
+        top_grade = max(g for ag in self.agreements for g in [0, *ag.grades()])
+        top_level = max(j for ag in self.agreements for j in [0, *ag.judgment_levels()])
+        panels = [ag.count_matrix(top_grade, top_level) for ag in self.agreements]
+        count_heatmaps(panels, path, by_row=by_row, dpi=dpi or DPI)
 
 
 def agreement_report(request: AgreementRequest, note: Callable[[str], None]) -> AgreementReport:
@@ -111,10 +117,12 @@ def agreement_report(request: AgreementRequest, note: Callable[[str], None]) -> 
         note=note,
     )
     report = AgreementReport()
+    source = request.judgments or request.graded
+    reference = f"judgments of {source.name}" if source is not None else "human judgments"
     for name, counts in sides:
         if not counts:
             raise UserError(f"{name}: no passage has both a label and a judgment")
-        ag = Agreement(counts, request.min_relevant, name)
+        ag = Agreement(counts, request.min_relevant, name, reference)
         report.agreements.append(ag)
         report.tables.extend(ag.tables())
         if request.one_vs_rest:
