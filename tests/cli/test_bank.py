@@ -20,7 +20,7 @@ def md5(text: str) -> str:
 
 def llm_args(url, tmp_path, *extra):
     return (
-        "-m",
+        "--model",
         "test-model",
         "--base-url",
         url,

@@ -201,7 +201,7 @@ def test_user_errors(cli, user_error, tmp_path, models, pool):
         "not hf-causal; add --backend hf-seq2seq",
     )
     user_error(
-        cli("grade", pool, "--bank", bank, "-p", SELF, "-m", "minilm-l6", "-o", out),
+        cli("grade", pool, "--bank", bank, "-p", SELF, "--model", "minilm-l6", "-o", out),
         "--model minilm-l6: a model for --backend embedding",
     )
     user_error(cli("grade", pool, "--bank", bank, "-p", SELF, "--backend", "hf-causal", "-o", out),
@@ -289,6 +289,7 @@ def test_attention_options(whole, tmp_path):
     assert _expected(got["eager"]) == pytest.approx(_expected(got["sdpa"]), abs=1.5e-4)
     r = root_conftest.run_cli(
         "grade", args[0], "--bank", BANKS / "questions.jsonl", "-p", SELF, "--backend", "openai",
-        "-m", "x", "--base-url", "http://127.0.0.1:9", "--attention", "sdpa", "-o", tmp_path / "o.jsonl.gz",
+        "--model", "x", "--base-url", "http://127.0.0.1:9", "--attention", "sdpa",
+        "-o", tmp_path / "o.jsonl.gz",
     )  # fmt: skip
     root_conftest.assert_user_error(r, "--attention")

@@ -36,7 +36,7 @@ def graded(tmp_path_factory, tiny_models_dirs):
         "--qrels", TINY / "qrels.txt", TINY / "run.alpha", TINY / "run.beta", "-o", pool,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
-    model = ["-m", tiny_models_dirs["t5"], "--max-new-tokens", "4", "--cache", folder / "c.sqlite"]
+    model = ["--model", tiny_models_dirs["t5"], "--max-new-tokens", "4", "--cache", folder / "c.sqlite"]
     out = folder / "graded.jsonl.gz"
     r = root_conftest.run_cli(
         "grade", pool, "--bank", BANKS / "questions.jsonl", "-p", SELF, *model, "-o", out
@@ -112,7 +112,7 @@ def test_a_partial_line_that_does_not_match_the_input_is_set_aside(cli, tmp_path
     """A partial with the right header but a line of other passages (forged, or left by another
     input) is not resumed as it is: that query is graded again, with a warning."""
     passages, bank = tiny_models.big_pool(tmp_path)
-    args = ["grade", passages, "--bank", bank, "-p", SELF, "-m", tiny_models_dirs["t5"], "--no-fast"]
+    args = ["grade", passages, "--bank", bank, "-p", SELF, "--model", tiny_models_dirs["t5"], "--no-fast"]
     args += ["--max-new-tokens", "12", "--checkpoint-pairs", "16", "--cache", tmp_path / "c.sqlite"]
     clean = tmp_path / "clean.jsonl.gz"
     assert cli(*args, "-o", clean).returncode == 0

@@ -92,7 +92,7 @@ def test_openai_backend_rejects_beams(cli, tmp_path, user_error):
         SELF,
         "--backend",
         "openai",
-        "-m",
+        "--model",
         "x",
         "--base-url",
         "http://127.0.0.1:9/v1",

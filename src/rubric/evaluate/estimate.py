@@ -376,11 +376,16 @@ def graded_labels(
     from rubric.evaluate.qrels import build_qrels
 
     rule = LabelRule.parse(label, min_grade)
-    llm = build_qrels(graded, grades, rule, queries=queries).to_dict()
+    llm = build_qrels(graded, selection=grades, rule=rule, queries=queries).to_dict()
     reviewed = build_qrels(
-        graded, GradeFilter(HUMAN_PROMPT_CLASS, None, grades.prompt_type), rule, queries=queries
+        graded,
+        selection=GradeFilter(HUMAN_PROMPT_CLASS, None, grades.prompt_type),
+        rule=rule,
+        queries=queries,
     ).to_dict()
-    preferred = build_qrels(graded, grades, rule, queries=queries, prefer=HUMAN_PROMPT_CLASS).to_dict()
+    preferred = build_qrels(
+        graded, selection=grades, rule=rule, queries=queries, prefer=HUMAN_PROMPT_CLASS
+    ).to_dict()
     human = {q: docs for q, docs in preferred.items() if reviewed.get(q)}
     return llm, human
 
