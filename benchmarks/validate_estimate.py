@@ -50,7 +50,7 @@ class Collection:
 
 
 def _values(qrels: dict, runs: list, topics: list[str]) -> dict[str, np.ndarray]:
-    evaluator = Evaluator(qrels, parse_measures(list(MEASURES)), LEVEL, complete=True)
+    evaluator = Evaluator(qrels, parse_measures(list(MEASURES)), level=LEVEL, complete=True)
     return topic_values(evaluator, runs, topics).values
 
 

@@ -25,7 +25,7 @@ rubric() { command "${RUBRIC[@]}" "$@"; }
 mkdir -p "$OUT" "$DOCS"
 
 # Pool the runs' top 10, grade every (passage, question) and (passage, nugget) pair.
-rubric convert runs --queries "$DATA/queries.json" --collection "$DATA/collection.tsv" \
+rubric convert runs --topics "$DATA/queries.json" --collection "$DATA/collection.tsv" \
     --qrels "$DATA/qrels.txt" --top-k 10 "$DATA/runs" -o "$OUT/passages.jsonl.gz"
 rubric grade "$OUT/passages.jsonl.gz" --bank "$DATA/questions.jsonl" --prompt "$RATE_Q" \
     --backend embedding --model minilm-l6 --no-cache -o "$OUT/graded.jsonl.gz"

@@ -41,7 +41,7 @@ rubric convert queries "$DATA/queries.json" --format tsv -o "$OUT/queries.all.ts
 head -n "$QUERIES" "$OUT/queries.all.tsv" >"$OUT/queries.tsv"
 FIRST="$(head -n 1 "$OUT/queries.tsv" | cut -f 1)"
 awk 'NR == FNR { keep[$1] = 1; next } ($1 in keep)' "$OUT/queries.tsv" "$DATA/qrels.txt" >"$OUT/qrels.human.txt"
-rubric convert runs --queries "$OUT/queries.tsv" --collection "$DATA/collection.tsv" \
+rubric convert runs --topics "$OUT/queries.tsv" --collection "$DATA/collection.tsv" \
     --qrels "$OUT/qrels.human.txt" --top-k 10 "$DATA/runs" -o "$OUT/passages.jsonl.gz"
 
 step "2. bank: the shipped hand-written question and nugget banks"
@@ -50,7 +50,7 @@ NUGGETS="$DATA/nuggets.jsonl"
 rubric bank show "$QUESTIONS" --query q1
 if [[ -n "${OPENAI_API_KEY:-}" ]]; then
     step "2b. bank: generate DL-style questions with ${OPENAI_MODEL:-gpt-4o-mini} (OPENAI_API_KEY is set)"
-    rubric bank generate --queries "$OUT/queries.tsv" --kind questions --style dl --per-query 10 \
+    rubric bank generate --topics "$OUT/queries.tsv" --kind questions --style dl --items-per-query 10 \
         --model "${OPENAI_MODEL:-gpt-4o-mini}" -o "$OUT/questions-generated.jsonl.gz"
     wrote "$OUT/questions-generated.jsonl.gz"
     rubric bank diff "$QUESTIONS" "$OUT/questions-generated.jsonl.gz" || true

@@ -89,7 +89,7 @@ def test_pool_checks_and_pools_as_the_command_does(cli, tmp_path):
         TINY / "queries.json", [TINY / "runs"], TINY / "collection.tsv", qrels=TINY / "qrels.txt"
     )
     out = tmp_path / "pool.jsonl.gz"
-    command = cli("convert", "runs", "-q", TINY / "queries.json", "-C", TINY / "collection.tsv",
+    command = cli("convert", "runs", "--topics", TINY / "queries.json", "-C", TINY / "collection.tsv",
                   "--qrels", TINY / "qrels.txt", "-o", out, TINY / "runs")  # fmt: skip
     assert command.returncode == 0, command.stderr
     assert [q.model_dump() for q in passages] == [q.model_dump() for q in read_passages(out)]

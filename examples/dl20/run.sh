@@ -35,7 +35,7 @@ mkdir -p "$OUT"
 step "1. pool the judged passages and the top 20 of every run, for the 54 judged topics (~2 min)"
 awk 'NR==FNR { judged[$1] = 1; next } ($1 in judged)' "$DATA/2020qrels-pass.txt" \
     "$DATA/msmarco-test2020-queries.tsv" >"$OUT/topics.judged.tsv"
-rubric convert runs --queries "$OUT/topics.judged.tsv" --collection "$DATA/collection.tsv" \
+rubric convert runs --topics "$OUT/topics.judged.tsv" --collection "$DATA/collection.tsv" \
     --qrels "$DATA/2020qrels-pass.txt" --top-k 20 "$DATA/runs" -o "$OUT/dl20-passages.jsonl.gz"
 
 step "2. grade every (passage, item) pair with $MODEL on $DEVICE (the long step)"
@@ -43,7 +43,7 @@ rubric grade "$OUT/dl20-passages.jsonl.gz" --bank "$DATA/dl20-questions.jsonl.gz
     --backend hf-seq2seq --model "$MODEL" --device "$DEVICE" -o "$OUT/dl20-graded.jsonl.gz"
 rubric grade "$OUT/dl20-graded.jsonl.gz" --bank "$DATA/dl20-nuggets.jsonl.gz" --prompt "$RATE_N" \
     --backend hf-seq2seq --model "$MODEL" --device "$DEVICE" -o "$OUT/dl20-graded.jsonl.gz"
-rubric grade direct "$OUT/dl20-graded.jsonl.gz" --queries "$OUT/topics.judged.tsv" --prompt Sun \
+rubric grade direct "$OUT/dl20-graded.jsonl.gz" --topics "$OUT/topics.judged.tsv" --prompt Sun \
     --backend hf-seq2seq --model "$MODEL" --device "$DEVICE" -o "$OUT/dl20-graded.jsonl.gz"
 
 step "3. agreement with NIST judgments (paper Table 5: grades 4-5 vs judgments 2-3)"

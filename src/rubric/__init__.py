@@ -6,7 +6,7 @@ report object (``to_tsv()``, ``to_json()``, ``to_latex()``)::
     import rubric
     passages = rubric.pool("queries.json", ["runs/"], "collection.tsv", qrels="qrels.txt")
     graded = rubric.grade(passages, "nuggets.jsonl", prompts="NuggetSelfRatedPrompt", backend="embedding")
-    board = rubric.leaderboard(rubric.qrels(graded, min_grade=4), ["runs/"], "nDCG@10")
+    board = rubric.leaderboard(rubric.qrels(graded), ["runs/"], "nDCG@10", level=4)
     print(board.to_tsv())
 
 Names load on first use (PEP 562), so ``import rubric`` loads nothing heavy: torch, transformers

@@ -35,6 +35,7 @@ def pool(
     queries: str | Path | dict[str, str],
     runs: Iterable[str | Path],
     collection: str | Path | Iterable[str | Path],
+    *,
     qrels: str | Path | None = None,
     top_k: int = 20,
     name_from: str = "tag",
@@ -61,6 +62,7 @@ def pool(
 def qrels(
     graded: PassagesLike,
     prompt_class: str | None = None,
+    *,
     llm: str | None = None,
     prompt_type: str | None = None,
     label: str = "max",
@@ -83,9 +85,9 @@ def qrels(
         )
     return build_qrels(
         _queries_of(graded),
-        GradeFilter(prompt_class, llm, prompt_type),
-        LabelRule.parse(label, min_grade),
-        per_item,
+        selection=GradeFilter(prompt_class, llm, prompt_type),
+        rule=LabelRule.parse(label, min_grade),
+        per_item=per_item,
         queries=queries,
         prefer=prefer,
     )

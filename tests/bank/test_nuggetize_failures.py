@@ -27,8 +27,8 @@ def test_failed_window_and_importance_are_recorded_not_dropped():
             {"q1": "bees", "q2": "zebras"},
             passages,
             get_prompt("AutoNuggetizerCreate"),
-            get_prompt("AutoNuggetizerImportance"),
-            backend,
+            importance_prompt=get_prompt("AutoNuggetizerImportance"),
+            backend=backend,
             window=1,
             retries=1,
         )

@@ -20,7 +20,7 @@ def md5(text: str) -> str:
 
 def llm_args(url, tmp_path, *extra):
     return (
-        "-m",
+        "--model",
         "test-model",
         "--base-url",
         url,
@@ -44,11 +44,11 @@ def test_generate_with_30_percent_failures_loses_nothing(cli, tmp_path):
         args = (
             "bank",
             "generate",
-            "-q",
+            "--topics",
             tmp_path / "q.json",
             "--kind",
             "questions",
-            "--per-query",
+            "--items-per-query",
             "5",
             "-o",
             out,
@@ -86,7 +86,7 @@ def test_generate_car_style_uses_facets(cli, tmp_path):
     out = tmp_path / "car.jsonl"
     with serve() as srv:
         r = cli(
-            "bank", "generate", "-q", tmp_path / "q.json", "--kind", "nuggets", "--style", "car",
+            "bank", "generate", "--topics", tmp_path / "q.json", "--kind", "nuggets", "--style", "car",
             "--facets", tmp_path / "facets.tsv", "-o", out, *llm_args(srv.url, tmp_path),
         )  # fmt: skip
         assert r.returncode == 0, r.stderr
@@ -108,7 +108,7 @@ def test_generate_reports_queries_that_stay_unreadable(openai_server, cli, tmp_p
     r = cli(
         "bank",
         "generate",
-        "-q",
+        "--topics",
         tmp_path / "q.json",
         "--parse-retries",
         "0",
@@ -124,12 +124,14 @@ def test_generate_reports_queries_that_stay_unreadable(openai_server, cli, tmp_p
 
 def test_generate_bad_options_are_user_errors(cli, tmp_path, user_error):
     (tmp_path / "q.json").write_text(json.dumps({"a": "x"}))
-    base = ("bank", "generate", "-q", tmp_path / "q.json", "-m", "m", "-o", tmp_path / "o.jsonl")
+    base = ("bank", "generate", "--topics", tmp_path / "q.json", "--model", "m", "-o", tmp_path / "o.jsonl")
     user_error(cli(*base, "--kind", "answers"), "--kind")
     user_error(cli(*base, "--style", "car"), "--facets")
     user_error(cli(*base, "--api-key-file", tmp_path / "no-key"), "--api-key-file")
     user_error(
-        cli("bank", "generate", "-q", tmp_path / "none.json", "-m", "m", "-o", tmp_path / "o.jsonl"),
+        cli(
+            "bank", "generate", "--topics", tmp_path / "none.json", "--model", "m", "-o", tmp_path / "o.jsonl"
+        ),
         "none.json",
     )
     assert not (tmp_path / "o.jsonl").exists()
@@ -141,7 +143,9 @@ def test_import_show_edit_diff(cli, tmp_path, user_error):
         "q1\tBees gather nectar\tvital\nq1\tHoney is stored in combs\tokay\nq2\tWax is secreted\n"
     )
     bank = tmp_path / "bank.jsonl.gz"
-    r = cli("bank", "import", tmp_path / "n.tsv", "--kind", "nuggets", "-q", tmp_path / "q.json", "-o", bank)
+    r = cli(
+        "bank", "import", tmp_path / "n.tsv", "--kind", "nuggets", "--topics", tmp_path / "q.json", "-o", bank
+    )
     assert r.returncode == 0, r.stderr
     banks = {b.query_id: b for b in read_bank(bank)}
     assert [(i.nugget_id, i.importance) for i in banks["q1"].items] == [
@@ -232,7 +236,7 @@ def test_killed_generate_resumes_without_asking_again(cli, tmp_path):
     out, cache = tmp_path / "bank.jsonl", tmp_path / "cache.sqlite"
     src = str(Path(__file__).parents[2] / "src")
     with serve(slow=60) as srv:
-        args = ["bank", "generate", "-q", tmp_path / "q.json", "-o", out, *llm_args(srv.url, tmp_path)]
+        args = ["bank", "generate", "--topics", tmp_path / "q.json", "-o", out, *llm_args(srv.url, tmp_path)]
         env = dict(os.environ, PYTHONPATH=src)
         proc = subprocess.Popen(
             [sys.executable, "-m", "rubric", *map(str, args)], env=env, stderr=subprocess.PIPE
@@ -265,7 +269,7 @@ def test_generate_one_failing_query_fails_alone_and_the_rerun_asks_only_it(cli, 
     queries = {f"q{i}": f"topic number {i}" for i in range(19)} | {"bad": "topic POISON"}
     (tmp_path / "q.json").write_text(json.dumps(queries))
     out = tmp_path / "bank.jsonl"
-    args = ("bank", "generate", "-q", tmp_path / "q.json", "-o", out)
+    args = ("bank", "generate", "--topics", tmp_path / "q.json", "-o", out)
     with serve(faults={"POISON": fault(400)}) as srv:
         r = cli(*args, *llm_args(srv.url, tmp_path))
         assert r.returncode == 1

@@ -19,7 +19,7 @@ def test_convert_runs_pools_top_k_and_judged(cli, tiny, tmp_path):
     r = cli(
         "convert",
         "runs",
-        "--queries",
+        "--topics",
         tiny / "queries.tsv",
         "--collection",
         tiny / "collection.tsv",
@@ -28,7 +28,7 @@ def test_convert_runs_pools_top_k_and_judged(cli, tiny, tmp_path):
         "--top-k",
         "2",
         tiny / "run.alpha",
-        "--runs",
+        "--run",
         tiny / "run.beta",
         "-o",
         out,
@@ -60,13 +60,13 @@ def test_convert_runs_name_from_file_and_directory(cli, tiny, tmp_path):
     r = cli(
         "convert",
         "runs",
-        "-q",
+        "--topics",
         tiny / "queries.tsv",
         "-C",
         tiny / "collection.tsv",
         "--name-from",
         "file",
-        "--runs",
+        "--run",
         runs,
         "-o",
         out,
@@ -90,7 +90,7 @@ def test_missing_text_is_an_error_unless_allowed(cli, tiny, tmp_path, user_error
     args = [
         "convert",
         "runs",
-        "-q",
+        "--topics",
         tiny / "queries.tsv",
         "-C",
         coll,
@@ -112,7 +112,9 @@ def test_bad_run_line_exits_2_naming_file_and_line(cli, tiny, tmp_path, user_err
     bad = tmp_path / "bad.run"
     bad.write_text("q1 Q0 d1 1 2.0 x\nq1 Q0 d2 2 1.0\n")
     out = tmp_path / "p.jsonl.gz"
-    r = cli("convert", "runs", "-q", tiny / "queries.tsv", "-C", tiny / "collection.tsv", bad, "-o", out)
+    r = cli(
+        "convert", "runs", "--topics", tiny / "queries.tsv", "-C", tiny / "collection.tsv", bad, "-o", out
+    )
     user_error(r, f"{bad}:2:", "6 columns")
     assert len(r.stderr.strip().splitlines()) == 1
     assert not out.exists()
@@ -172,7 +174,7 @@ def test_bad_passages_inputs_exit_2(cli, tiny, tmp_path, user_error):
     r = cli(
         "convert",
         "runs",
-        "-q",
+        "--topics",
         trunc,
         "-C",
         tiny / "collection.tsv",
@@ -236,7 +238,7 @@ def test_run_without_any_query_of_the_queries_file_is_flagged(cli, tiny, tmp_pat
     r = cli(
         "convert",
         "runs",
-        "-q",
+        "--topics",
         tiny / "queries.tsv",
         "-C",
         tiny / "collection.tsv",

@@ -31,7 +31,7 @@ def pool(tmp_path_factory):
     tiny = TINY
     out = tmp_path_factory.mktemp("pool") / "passages.jsonl.gz"
     r = root_conftest.run_cli(
-        "convert", "runs", "--queries", tiny / "queries.tsv", "--collection", tiny / "collection.tsv",
+        "convert", "runs", "--topics", tiny / "queries.tsv", "--collection", tiny / "collection.tsv",
         "--qrels", tiny / "qrels.txt", tiny / "run.alpha", tiny / "run.beta", "-o", out,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
@@ -46,7 +46,7 @@ def lines(path: Path) -> list:
 def whole(tmp_path_factory, models, pool):
     """One graded file (two question prompts) and the arguments that made it."""
     folder = tmp_path_factory.mktemp("whole")
-    args = [pool, "--bank", BANKS / "questions.jsonl", "-p", SELF, "-p", EXTRACT, "-m", models["t5"]]
+    args = [pool, "--bank", BANKS / "questions.jsonl", "-p", SELF, "-p", EXTRACT, "--model", models["t5"]]
     args += ["--max-new-tokens", "4", "--cache", folder / "c.sqlite"]
     r = root_conftest.run_cli("grade", *args, "-o", folder / "graded.jsonl.gz")
     assert r.returncode == 0, r.stderr
@@ -68,7 +68,7 @@ def test_nuggets_with_a_chat_model_and_direct_prompts(cli, tmp_path, models, poo
     nug = tmp_path / "nuggets.jsonl.gz"
     r = cli(
         "grade", pool, "--bank", BANKS / "nuggets.jsonl", "-p", "NuggetSelfRatedPrompt",
-        "-p", "NuggetExtractionPrompt", "--backend", "hf-causal", "-m", models["gpt2"],
+        "-p", "NuggetExtractionPrompt", "--backend", "hf-causal", "--model", models["gpt2"],
         "--max-new-tokens", "3", "--no-cache", "-o", nug,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
@@ -78,8 +78,9 @@ def test_nuggets_with_a_chat_model_and_direct_prompts(cli, tmp_path, models, poo
     direct = tmp_path / "direct.jsonl.gz"
     tiny = TINY
     r = cli(
-        "grade", "direct", nug, "--queries", tiny / "queries.tsv", "-p", "Sun", "-p", "Thomas",
-        "--backend", "hf-causal", "-m", models["gpt2"], "--max-new-tokens", "3", "--no-cache", "-o", direct,
+        "grade", "direct", nug, "--topics", tiny / "queries.tsv", "-p", "Sun", "-p", "Thomas",
+        "--backend", "hf-causal", "--model", models["gpt2"], "--max-new-tokens", "3", "--no-cache",
+        "-o", direct,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     p = lines(direct)[0][1][0]
@@ -92,7 +93,7 @@ def test_extractive_qa_backend(cli, tmp_path, models, pool):
     out = tmp_path / "qa.jsonl.gz"
     r = cli(
         "grade", pool, "--bank", BANKS / "questions.jsonl", "-p", EXTRACT, "--backend", "hf-qa",
-        "-m", models["qa"], "--no-cache", "-o", out,
+        "--model", models["qa"], "--no-cache", "-o", out,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     for _, ps in lines(out):
@@ -129,7 +130,7 @@ def test_kill_9_then_rerun_gives_the_uninterrupted_file(cli, tmp_path, models, b
     if backend.startswith("ct2"):
         pytest.importorskip("ctranslate2")
     passages, bank = tiny_models.big_pool(tmp_path)
-    args = ["grade", passages, "--bank", bank, "-p", SELF, "-m", models["t5"], "--no-fast", "--no-cache"]
+    args = ["grade", passages, "--bank", bank, "-p", SELF, "--model", models["t5"], "--no-fast", "--no-cache"]
     args += ["--max-new-tokens", "12", "--checkpoint-pairs", "16", "--backend", backend]
     clean = tmp_path / "clean.jsonl.gz"
     assert cli(*args, "-o", clean).returncode == 0
@@ -167,11 +168,11 @@ def test_user_errors(cli, user_error, tmp_path, models, pool):
     user_error(cli("grade", pool, "--bank", bank, "-p", SELF, "--backend", "nope", "-o", out), "--backend")
     user_error(cli("grade", pool, "--bank", bank, "-p", SELF, "--shard", "3/2", "-o", out), "--shard")
     user_error(
-        cli("grade", pool, "--bank", bank, "-p", "NuggetSelfRatedPrompt", "-m", models["t5"], "-o", out),
+        cli("grade", pool, "--bank", bank, "-p", "NuggetSelfRatedPrompt", "--model", models["t5"], "-o", out),
         "--prompt NuggetSelfRatedPrompt: grades nugget items, but the bank holds question items",
     )
     user_error(
-        cli("grade", pool, "--bank", bank, "-p", "Sun", "-m", models["t5"], "-o", out),
+        cli("grade", pool, "--bank", bank, "-p", "Sun", "--model", models["t5"], "-o", out),
         "rubric grade direct",
     )
     user_error(
@@ -179,17 +180,28 @@ def test_user_errors(cli, user_error, tmp_path, models, pool):
     )
     # a model made for another backend says which one; backends without a default need --model
     user_error(
-        cli("grade", pool, "--bank", bank, "-p", SELF, "-m", models["qa"], "-o", out),
+        cli("grade", pool, "--bank", bank, "-p", SELF, "--model", models["qa"], "-o", out),
         f"--model {models['qa']}: a model for --backend hf-qa, not hf-seq2seq; add --backend hf-qa",
     )
     user_error(
         cli(
-            "grade", pool, "--bank", bank, "-p", SELF, "--backend", "hf-causal", "-m", models["t5"], "-o", out
+            "grade",
+            pool,
+            "--bank",
+            bank,
+            "-p",
+            SELF,
+            "--backend",
+            "hf-causal",
+            "--model",
+            models["t5"],
+            "-o",
+            out,
         ),
         "not hf-causal; add --backend hf-seq2seq",
     )
     user_error(
-        cli("grade", pool, "--bank", bank, "-p", SELF, "-m", "minilm-l6", "-o", out),
+        cli("grade", pool, "--bank", bank, "-p", SELF, "--model", "minilm-l6", "-o", out),
         "--model minilm-l6: a model for --backend embedding",
     )
     user_error(cli("grade", pool, "--bank", bank, "-p", SELF, "--backend", "hf-causal", "-o", out),
@@ -277,6 +289,7 @@ def test_attention_options(whole, tmp_path):
     assert _expected(got["eager"]) == pytest.approx(_expected(got["sdpa"]), abs=1.5e-4)
     r = root_conftest.run_cli(
         "grade", args[0], "--bank", BANKS / "questions.jsonl", "-p", SELF, "--backend", "openai",
-        "-m", "x", "--base-url", "http://127.0.0.1:9", "--attention", "sdpa", "-o", tmp_path / "o.jsonl.gz",
+        "--model", "x", "--base-url", "http://127.0.0.1:9", "--attention", "sdpa",
+        "-o", tmp_path / "o.jsonl.gz",
     )  # fmt: skip
     root_conftest.assert_user_error(r, "--attention")

@@ -67,7 +67,7 @@ def cached(path: Path) -> int:
 
 
 def grade_args(srv, passages, bank, cache, *extra) -> list:
-    return ["grade", passages, "--bank", bank, "-p", SELF, "--backend", "openai", "-m", "test-model",
+    return ["grade", passages, "--bank", bank, "-p", SELF, "--backend", "openai", "--model", "test-model",
             "--base-url", srv.url, "--cache", cache, "--retry-base", "0.01", *extra]  # fmt: skip
 
 

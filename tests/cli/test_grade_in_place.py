@@ -32,11 +32,11 @@ def graded(tmp_path_factory, tiny_models_dirs):
     folder = tmp_path_factory.mktemp("in-place")
     pool = folder / "passages.jsonl.gz"
     r = root_conftest.run_cli(
-        "convert", "runs", "--queries", TINY / "queries.tsv", "--collection", TINY / "collection.tsv",
+        "convert", "runs", "--topics", TINY / "queries.tsv", "--collection", TINY / "collection.tsv",
         "--qrels", TINY / "qrels.txt", TINY / "run.alpha", TINY / "run.beta", "-o", pool,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
-    model = ["-m", tiny_models_dirs["t5"], "--max-new-tokens", "4", "--cache", folder / "c.sqlite"]
+    model = ["--model", tiny_models_dirs["t5"], "--max-new-tokens", "4", "--cache", folder / "c.sqlite"]
     out = folder / "graded.jsonl.gz"
     r = root_conftest.run_cli(
         "grade", pool, "--bank", BANKS / "questions.jsonl", "-p", SELF, *model, "-o", out
@@ -84,7 +84,9 @@ def test_direct_grading_in_place_with_a_query(cli, graded, tmp_path):
     original, model = graded
     g = tmp_path / "g.jsonl.gz"
     shutil.copy(original, g)
-    r = cli("grade", "direct", g, "-q", TINY / "queries.tsv", "-p", "Sun", *model, "--query", "q2", "-o", g)
+    r = cli(
+        "grade", "direct", g, "--topics", TINY / "queries.tsv", "-p", "Sun", *model, "--query", "q2", "-o", g
+    )
     assert r.returncode == 0, r.stderr
     before, after = lines(original), lines(g)
     assert [after[0], after[2]] == [before[0], before[2]]
@@ -110,7 +112,7 @@ def test_a_partial_line_that_does_not_match_the_input_is_set_aside(cli, tmp_path
     """A partial with the right header but a line of other passages (forged, or left by another
     input) is not resumed as it is: that query is graded again, with a warning."""
     passages, bank = tiny_models.big_pool(tmp_path)
-    args = ["grade", passages, "--bank", bank, "-p", SELF, "-m", tiny_models_dirs["t5"], "--no-fast"]
+    args = ["grade", passages, "--bank", bank, "-p", SELF, "--model", tiny_models_dirs["t5"], "--no-fast"]
     args += ["--max-new-tokens", "12", "--checkpoint-pairs", "16", "--cache", tmp_path / "c.sqlite"]
     clean = tmp_path / "clean.jsonl.gz"
     assert cli(*args, "-o", clean).returncode == 0

@@ -24,7 +24,7 @@ def lines(path: Path) -> list:
 
 def pool(cli, tmp_path: Path) -> Path:
     out = tmp_path / "passages.jsonl.gz"
-    r = cli("convert", "runs", "-q", TINY / "queries.tsv", "-C", TINY / "collection.tsv",
+    r = cli("convert", "runs", "--topics", TINY / "queries.tsv", "-C", TINY / "collection.tsv",
             "--qrels", TINY / "qrels.txt", TINY / "run.alpha", "-o", out)  # fmt: skip
     assert r.returncode == 0, r.stderr
     return out
@@ -39,7 +39,7 @@ def test_openai_backend_grades_with_retries_and_cache(cli, tmp_path):
     key.write_text("sk-test-secret-123\n")
     out, cache = tmp_path / "graded.jsonl.gz", tmp_path / "cache.sqlite"
     with serve(fail_rate=0.3, seed=7) as srv:
-        args = ["grade", passages, "--bank", BANK, "-p", SELF, "--backend", "openai", "-m", "test-model",
+        args = ["grade", passages, "--bank", BANK, "-p", SELF, "--backend", "openai", "--model", "test-model",
                 "--base-url", srv.url, "--api-key-file", key, "--cache", cache, "-o", out]  # fmt: skip
         r = cli(*args, "--retry-base", "0.05")
         assert r.returncode == 0, r.stderr
@@ -70,8 +70,8 @@ def test_openai_backend_direct_prompt(openai_server, cli, tmp_path):
     passages = pool(cli, tmp_path)
     out = tmp_path / "direct.jsonl.gz"
     srv = openai_server
-    r = cli("grade", "direct", passages, "--queries", TINY / "queries.tsv", "-p", "HELM", "--backend",
-            "openai", "-m", "test-model", "--base-url", srv.url, "--no-cache", "-o", out)  # fmt: skip
+    r = cli("grade", "direct", passages, "--topics", TINY / "queries.tsv", "-p", "HELM", "--backend",
+            "openai", "--model", "test-model", "--base-url", srv.url, "--no-cache", "-o", out)  # fmt: skip
     assert r.returncode == 0, r.stderr
     queries = dict(line.split("\t") for line in (TINY / "queries.tsv").read_text().splitlines())
     for qid, ps in lines(out):
@@ -92,7 +92,7 @@ def test_openai_backend_rejects_beams(cli, tmp_path, user_error):
         SELF,
         "--backend",
         "openai",
-        "-m",
+        "--model",
         "x",
         "--base-url",
         "http://127.0.0.1:9/v1",

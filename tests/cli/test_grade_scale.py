@@ -27,11 +27,11 @@ def setup(tmp_path_factory, t5_dir):
     tiny = TINY
     pool = root / "passages.jsonl.gz"
     r = root_conftest.run_cli(
-        "convert", "runs", "--queries", tiny / "queries.tsv", "--collection", tiny / "collection.tsv",
+        "convert", "runs", "--topics", tiny / "queries.tsv", "--collection", tiny / "collection.tsv",
         "--qrels", tiny / "qrels.txt", tiny / "run.alpha", tiny / "run.beta", "-o", pool,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
-    args = [pool, "--bank", BANKS / "questions.jsonl", "-p", SELF, "-m", t5, "--max-new-tokens", "4"]
+    args = [pool, "--bank", BANKS / "questions.jsonl", "-p", SELF, "--model", t5, "--max-new-tokens", "4"]
     single = root / "single.jsonl.gz"
     r = root_conftest.run_cli("grade", *args, "--no-cache", "--device", "cpu", "-o", single)
     assert r.returncode == 0, r.stderr
@@ -176,7 +176,7 @@ def test_workers_die_with_their_parent_and_the_rerun_resumes(cli, tmp_path, setu
     after 5 s, and rerunning the command resumes from the parts and writes the one-process file."""
     passages, bank = tiny_models.big_pool(tmp_path)
     t5 = setup[0][6]
-    args = ["grade", passages, "--bank", bank, "-p", SELF, "-m", t5, "--no-fast", "--no-cache",
+    args = ["grade", passages, "--bank", bank, "-p", SELF, "--model", t5, "--no-fast", "--no-cache",
             "--max-new-tokens", "12", "--checkpoint-pairs", "16", "--device", "cpu"]  # fmt: skip
     out = tmp_path / "out.jsonl.gz"
     folder = tmp_path / "out.jsonl.gz.workers"
@@ -231,7 +231,7 @@ def test_ray_processes_die_with_the_driver(cli_subprocess, tmp_path, setup, sig)
     """kill -9 (or SIGTERM) the driver of a private Ray instance while its tasks grade: none of
     Ray's processes (GCS, raylet, agents, workers) is left after 5 s; the rerun writes the file."""
     passages, bank = tiny_models.big_pool(tmp_path)
-    args = ["grade", passages, "--bank", bank, "-p", SELF, "-m", setup[0][6], "--no-fast", "--no-cache",
+    args = ["grade", passages, "--bank", bank, "-p", SELF, "--model", setup[0][6], "--no-fast", "--no-cache",
             "--max-new-tokens", "12", "--device", "cpu", "--ray", "--workers", "2"]  # fmt: skip
     out = tmp_path / "out.jsonl.gz"
     proc = subprocess.Popen(

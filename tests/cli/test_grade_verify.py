@@ -62,7 +62,7 @@ def test_two_stages_with_a_tiny_t5(setup):
     from rubric.prompting.prompts import get_prompt
 
     root, model, pool, bank = setup
-    args = [pool, "--bank", bank, "-m", model, "--max-new-tokens", "4", "--cache", root / "c.sqlite"]
+    args = [pool, "--bank", bank, "--model", model, "--max-new-tokens", "4", "--cache", root / "c.sqlite"]
     # both prompts in one run: the verify prompt's extraction stage finds the answer-key prompt's
     # answers in the cache
     r = root_conftest.run_cli("grade", *args, "-p", ANSWER_KEY, "-p", VERIFY, "-o", root / "out.jsonl.gz")
@@ -106,11 +106,11 @@ def test_verify_prompt_user_errors(cli, user_error, tmp_path, setup):
     out = tmp_path / "x.jsonl.gz"
     nuggets = BANKS / "nuggets.jsonl"
     user_error(
-        cli("grade", pool, "--bank", nuggets, "-p", VERIFY, "-m", model, "-o", out),
+        cli("grade", pool, "--bank", nuggets, "-p", VERIFY, "--model", model, "-o", out),
         f"--prompt {VERIFY}: grades question items, but the bank holds nugget items",
     )
     user_error(
-        cli("grade", pool, "--bank", bank, "-p", VERIFY, "--backend", "hf-qa", "-m", model, "-o", out),
+        cli("grade", pool, "--bank", bank, "-p", VERIFY, "--backend", "hf-qa", "--model", model, "-o", out),
         "a verify prompt asks the LLM yes/no questions; the hf-qa backend only extracts answers",
     )
     mine = tmp_path / "mine.toml"
@@ -127,7 +127,7 @@ def test_verify_prompt_user_errors(cli, user_error, tmp_path, setup):
             "Mine" + VERIFY,
             "--prompt-file",
             mine,
-            "-m",
+            "--model",
             model,
             "-o",
             out,
@@ -145,7 +145,7 @@ def test_verify_prompt_user_errors(cli, user_error, tmp_path, setup):
             "Mine" + VERIFY,
             "--prompt-file",
             mine,
-            "-m",
+            "--model",
             model,
             "-o",
             out,

@@ -117,7 +117,7 @@ def test_verify_prompt_grades_in_two_stages_and_resumes(cli, tmp_path):
     items = write_bank(bank)
     out, cache = tmp_path / "out.jsonl.gz", tmp_path / "cache.sqlite"
     with serve(slow=10) as srv:
-        base = ["grade", passages, "--bank", bank, "--backend", "openai", "-m", "test-model",
+        base = ["grade", passages, "--bank", bank, "--backend", "openai", "--model", "test-model",
                 "--base-url", srv.url, "--cache", cache]  # fmt: skip
         args = [*base, "-p", VERIFY, "--checkpoint-pairs", "1"]  # one query per checkpoint
         stderr = tmp_path / "stderr.txt"
@@ -205,7 +205,7 @@ def test_failed_verifications_are_retried_by_the_grader(cli, tmp_path):
     out = tmp_path / "out.jsonl.gz"
     with serve() as srv:
         r = cli("grade", tmp_path / "passages.jsonl.gz", "--bank", tmp_path / "bank.jsonl", "-p", VERIFY,
-                "--backend", "openai", "-m", "test-model", "--base-url", srv.url, "--max-retries", "0",
+                "--backend", "openai", "--model", "test-model", "--base-url", srv.url, "--max-retries", "0",
                 "--no-cache", "-o", out)  # fmt: skip
         assert r.returncode == 0, r.stderr
         assert "0 failures" in r.stderr

@@ -33,7 +33,7 @@ def test_help_has_plain_metavars_and_whole_summaries(cli, path):
 
 def test_options_name_what_they_take(cli):
     text = cli("grade", "direct", "--help").stdout
-    for shown in ("--queries FILE", "--prompt PROMPT", "--batch-size N", "{PASSAGES}"):
+    for shown in ("--topics FILE", "--prompt PROMPT", "--batch-size N", "{PASSAGES}"):
         assert shown in text, shown
     assert "[RUN]..." in cli("convert", "runs", "--help").stdout
     assert "-r, --run RUN" in cli("evaluate", "leaderboard", "--help").stdout

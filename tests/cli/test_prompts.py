@@ -76,7 +76,7 @@ def test_show_example_renders_the_template(cli, tmp_path):
     assert rendered.rstrip().endswith("# ---- valid answers: yes, no, Yes, No")
     assert "{query}" not in rendered and "{query}" in r.stdout  # file above, filled text below
 
-    r = cli("prompts", "show", "MyRelevance", "-p", _user_prompt(tmp_path), "-e")
+    r = cli("prompts", "show", "MyRelevance", "--prompt-file", _user_prompt(tmp_path), "-e")
     assert r.returncode == 0, r.stderr
     assert "Query: how do plants make food\nPassage: Plants make" in r.stdout
     assert "valid answers: 0, 1, 2, 3" in r.stdout
@@ -89,11 +89,14 @@ def test_show_errors(cli, user_error, tmp_path):
     assert r.stdout == ""
     user_error(cli("prompts", "show", "HELM", "-e", "--set", "question=x"), "--set:", "query, context")
     user_error(
-        cli("prompts", "show", "HELM", "-p", tmp_path / "missing.toml"), "missing.toml: no such prompt file"
+        cli("prompts", "show", "HELM", "--prompt-file", tmp_path / "missing.toml"),
+        "missing.toml: no such prompt file",
     )
     bad = tmp_path / "bad.toml"
     bad.write_text('name = "B"\nkind = "question"\nparser = "sometimes"\ntemplate = "{question}"\n')
-    user_error(cli("prompts", "list", "-p", bad), f"{bad}: parser: unknown answer parser 'sometimes'")
+    user_error(
+        cli("prompts", "list", "--prompt-file", bad), f"{bad}: parser: unknown answer parser 'sometimes'"
+    )
     user_error(cli("prompts", "list", "--kind", "poem"), "--kind: no prompt of kind 'poem'", "direct")
 
 
@@ -103,6 +106,6 @@ def test_documented_prompt_example_loads(cli, tmp_path):
     example = section.split("```toml\n", 1)[1].split("```", 1)[0]
     f = tmp_path / "documented.toml"
     f.write_text(example, encoding="utf-8")
-    r = cli("prompts", "show", "MyRelevance", "-p", f, "--example")
+    r = cli("prompts", "show", "MyRelevance", "--prompt-file", f, "--example")
     assert r.returncode == 0, r.stderr
     assert "Score (0-3):" in r.stdout and "valid answers: 0, 1, 2, 3" in r.stdout

@@ -97,7 +97,8 @@ def test_nuggetize_assign_evaluate_match_hand_computed_scores(openai_server, cli
     bank, assigned = tmp_path / "nuggets.jsonl.gz", tmp_path / "assigned.jsonl.gz"
     with serve(fail_rate=0.3, seed=3) as srv:
         r = cli(
-            "bank", "nuggetize", "-p", passages, "-q", queries, "--window", "2", "--keep", "3", "-o", bank,
+            "bank", "nuggetize", "--passages", passages, "--topics", queries, "--window", "2", "--keep", "3",
+            "-o", bank,
             *llm(srv.url, tmp_path, "--max-retries", "8"),
         )  # fmt: skip
         assert r.returncode == 0, r.stderr
@@ -171,7 +172,7 @@ def test_nuggetize_assign_evaluate_match_hand_computed_scores(openai_server, cli
         rag_passages,
         "--bank",
         bank,
-        "-q",
+        "--topics",
         queries,
         "-o",
         assigned2,
@@ -209,23 +210,49 @@ def test_nuggetize_and_assign_input_errors(cli, tmp_path, fixture_files, user_er
     passages, answers, queries = fixture_files
     out = tmp_path / "o.jsonl"
     user_error(
-        cli("bank", "nuggetize", "-p", passages, "-q", queries, "--min-judgment", "3", "-m", "m", "-o", out),
+        cli(
+            "bank",
+            "nuggetize",
+            "--passages",
+            passages,
+            "--topics",
+            queries,
+            "--min-judgment",
+            "3",
+            "--model",
+            "m",
+            "-o",
+            out,
+        ),
         "--min-judgment 3",
     )
     (tmp_path / "few.json").write_text(json.dumps({"q1": "x"}))
     user_error(
-        cli("bank", "nuggetize", "-p", passages, "-q", tmp_path / "few.json", "-m", "m", "-o", out), "q2"
+        cli(
+            "bank",
+            "nuggetize",
+            "--passages",
+            passages,
+            "--topics",
+            tmp_path / "few.json",
+            "--model",
+            "m",
+            "-o",
+            out,
+        ),
+        "q2",
     )
     bank = tmp_path / "b.tsv"
     bank.write_text("q9\tSomething\n")
     nuggets = tmp_path / "n.jsonl"
     assert cli("bank", "import", bank, "--kind", "nuggets", "-o", nuggets).returncode == 0
     user_error(
-        cli("grade", "assign", answers, "--bank", nuggets, "-m", "m", "-o", out), "none of the answered"
+        cli("grade", "assign", answers, "--bank", nuggets, "--model", "m", "-o", out), "none of the answered"
     )
     (tmp_path / "bad.jsonl").write_text('{"run_id": "r", "answer": []}\n')
     user_error(
-        cli("grade", "assign", tmp_path / "bad.jsonl", "--bank", nuggets, "-m", "m", "-o", out), "bad.jsonl:1"
+        cli("grade", "assign", tmp_path / "bad.jsonl", "--bank", nuggets, "--model", "m", "-o", out),
+        "bad.jsonl:1",
     )
     assert not out.exists()
 
@@ -242,7 +269,7 @@ def test_assign_reads_answers_from_standard_input(cli, tmp_path, fixture_files):
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
     with serve() as srv:
         options = [str(a) for a in llm(srv.url, tmp_path)]
-        made = cli("bank", "nuggetize", "-p", passages, "-q", queries, "-o", bank, *options)
+        made = cli("bank", "nuggetize", "--passages", passages, "--topics", queries, "-o", bank, *options)
         assert made.returncode == 0, made.stderr
         assign = ["grade", "assign", "--bank", str(bank), *options]
         assert cli(*assign, answers, "-o", by_file).returncode == 0

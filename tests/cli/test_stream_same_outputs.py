@@ -109,7 +109,7 @@ def tiny_graded(tmp_path_factory) -> dict[str, Path]:
     pool = d / "pool.jsonl.gz"
     made = helper.run(
         ROOT / "src",
-        ["convert", "runs", "--queries", str(TINY / "queries.json"), "--top-k", "10",
+        ["convert", "runs", "--topics", str(TINY / "queries.json"), "--top-k", "10",
          "--collection", str(TINY / "collection.tsv"), "--qrels", str(TINY / "qrels.txt"), str(TINY / "runs"),
          "-o", str(pool)],
         d,
@@ -154,13 +154,14 @@ def commands(g: Path) -> list[list[str]]:
         ["verify", "grading", f, "--rating-prompt", RATE_Q, "--bank", questions, "-o", "g.tsv"],
         ["verify", "grading", f, "-p", RATE_N, "--answer-prompt", "rating", "-f", "md"],
         ["verify", "grid", f, "-p", RATE_Q, "--bank", questions, "-f", "csv", "-o", "grid.csv"],
-        ["verify", "grid", f, "-p", "Sun", "--no-answers"],
+        ["verify", "grid", f, "-p", "Sun", "--grades-only"],
         ["verify", "uncovered", f, "-p", RATE_Q, "-j", "2", "-t", "4", "-f", "md"],
         ["verify", "spurious", f, "-p", RATE_N, "--bank", nuggets, "--top", "5"],
         ["verify", "agreement", f, "-p", RATE_Q, "-p", "Sun", "-j", "2", "--one-vs-rest", "-f", "latex"],
         ["verify", "agreement", f, "-p", RATE_N, "--label", "count", "--min-grade", "3", "--map", "5=3,3=1"],
         ["verify", "agreement", f, PC, RATE_Q, "--reviews", "-o", "r.tsv"],
-        ["verify", "impact", f, "-p", RATE_Q, "-a", questions, "-b", nuggets, "--needs-grading", "todo"],
+        ["verify", "impact", f, "-p", RATE_Q, "--bank-before", questions, "--bank-after", nuggets,
+         "--needs-grading", "todo"],
         ["verify", "html", f, "-p", RATE_Q, "--bank", questions, "-o", "review.html"],
     ]  # fmt: skip
 

@@ -69,7 +69,7 @@ def test_grading_markdown_with_answers(cli, graded):
 
 
 def test_grid_csv(cli, graded):
-    r = cli("verify", "grid", graded, "-p", fx.RATING, "-f", "csv", "--no-answers")
+    r = cli("verify", "grid", graded, "-p", fx.RATING, "-f", "csv", "--grades-only")
     assert r.returncode == 0, r.stderr
     blocks = r.stdout.strip().split("\n\n")
     assert len(blocks) == 2

@@ -141,7 +141,7 @@ def test_python_api_takes_paths_dicts_and_the_cli_defaults(tiny, graded):
     assert report.get("alpha", "nDCG@10").n_queries == 1
     # q2 holds only QSR grades, so the selection alone picks the kind; --label max by default
     assert build_qrels(graded, queries={"q2"}).rows == [("q2", "0", "p4", 3)]
-    assert build_qrels(str(graded), GradeFilter(QSR)).rows[0] == ("q1", "0", "p1", 5)
+    assert build_qrels(str(graded), selection=GradeFilter(QSR)).rows[0] == ("q1", "0", "p1", 5)
     ours = {"a": 0.5, "b": 0.4, "c": 0.1, "d": 0.3}
     by_dict = correlate(ours, {"a": 1, "b": 2, "c": 3, "e": 4})  # {run: rank}, as the official JSON
     assert (by_dict.spearman, by_dict.only_ours, by_dict.only_official) == (1.0, ["d"], ["e"])

@@ -62,11 +62,11 @@ def test_leaderboard_options_fail_before_any_file_is_read(tmp_path, options, mes
 def test_leaderboard_output_in_every_format():
     done = evaluate(TINY / "qrels.txt", RUNS, ["map", "P.5"])
     tsv = leaderboard_output(TINY / "qrels.txt", RUNS, ["map", "P.5"], per_query=True, digits=3)
-    assert tsv.text == report_from(done.results).render("tsv", 3, per_query=True)
+    assert tsv.text == report_from(done.results).render("tsv", digits=3, per_query=True)
     assert tsv.notes[-1] == "scored 2 runs" and tsv.before == []
     trec = leaderboard_output(TINY / "qrels.txt", RUNS, ["map", "P.5"], fmt="trec_eval")
     assert trec.text == "".join(
-        line + "\n" for r in done.results for line in trec_eval_lines(r, False, False)
+        line + "\n" for r in done.results for line in trec_eval_lines(r, per_query=False, runid=False)
     )
     with_runid = leaderboard_output(TINY / "qrels.txt", RUNS[:1], ["official"], fmt="trec_eval")
     assert with_runid.text.startswith("runid                 \tall\talpha\n")
@@ -82,7 +82,9 @@ def test_leaderboard_reads_the_queries_once_after_the_checks():
 
 def test_write_qrels_file(graded, tmp_path):
     out = tmp_path / "out.qrels"
-    notes = write_qrels_file(graded, out, GradeFilter(QSR), "count", 4, queries=Reader(("q1", "q7")))
+    notes = write_qrels_file(
+        graded, out, selection=GradeFilter(QSR), label="count", min_grade=4, queries=Reader(("q1", "q7"))
+    )
     assert out.read_text().splitlines() == ["q1 0 p1 1", "q1 0 p2 1", "q1 0 p3 0"]
     assert notes[0] == f"1 query is not in {graded} (selected): q7"
     assert notes[1].startswith(f"wrote {out}: 3 lines from 3 graded passages")
@@ -93,8 +95,8 @@ def test_write_qrels_file(graded, tmp_path):
     [
         ({"selection": GradeFilter(prompt_type="answer")}, "--prompt-type: expected one of question, nugget"),
         ({"label": "best"}, "--label: expected 'max', 'count' or 'nth:M'"),
-        ({"facet_bank": "bank.jsonl"}, "--bank: only used with --facets"),
-        ({"facets": True, "per_item": True}, "--facets: not used with --per-item"),
+        ({"facet_bank": "bank.jsonl"}, "--bank: only used with --per-facet"),
+        ({"facets": True, "per_item": True}, "--per-facet: not used with --per-item"),
     ],
 )
 def test_qrels_options_fail_before_any_file_is_read(tmp_path, options, message):
@@ -114,7 +116,7 @@ def test_cover_output_checks_format_and_prompt_type_first(graded, tmp_path):
     ):
         with pytest.raises(UserError, match=message):
             cover_output(tmp_path / "missing.jsonl.gz", **options)
-    done = cover_output(graded, "json", selection=GradeFilter(QSR), k=2)
+    done = cover_output(graded, fmt="json", selection=GradeFilter(QSR), k=2)
     report = cover(graded, k=2, selection=GradeFilter(QSR))
     assert done.text == report.to_json() and done.notes == report.notes
 
@@ -124,7 +126,7 @@ def test_correlation_output_both_modes(tmp_path):
     lb.write_text("run\tmeasure\tvalue\na\tmap\t0.5\nb\tmap\t0.4\nc\tmap\t0.1\nd\tmap\t0.3\n")
     official = tmp_path / "official.json"
     official.write_text(json.dumps({"a": 1, "b": 2, "c": 3, "e": 4}))
-    done = correlation_output(official, lb)
+    done = correlation_output(official, leaderboard=lb)
     assert done.text == "runs\tspearman\tkendall\n3\t1.0000\t1.0000\n"
     assert done.before == [
         "left out runs not on the official leaderboard: d",
@@ -136,7 +138,15 @@ def test_correlation_output_both_modes(tmp_path):
     runs = [*RUNS, gamma]
     grid = SweepGrid([TINY / "qrels.txt"], runs, ["P.1", "map"], None, ["q1", "q2"])
     swept = correlation_output(official, digits=-1, sweep_grid=True, grid=grid)
-    expected = sweep([TINY / "qrels.txt"], runs, official, ["P.1", "map"], [1], None, queries=["q1", "q2"])
+    expected = sweep(
+        [TINY / "qrels.txt"],
+        runs,
+        official,
+        measures=["P.1", "map"],
+        levels=[1],
+        digits=None,
+        queries=["q1", "q2"],
+    )
     assert swept.text == sweep_tsv(expected.rows) and len(expected.rows) == 2
     assert (swept.before, swept.notes) == (expected.left_out(), expected.notes)
 
@@ -154,7 +164,9 @@ def test_correlation_output_both_modes(tmp_path):
 )
 def test_correlation_options_fail_before_any_file_is_read(tmp_path, leaderboard, sweep_grid, grid, message):
     with pytest.raises(UserError, match=message):
-        correlation_output(tmp_path / "missing.json", leaderboard, sweep_grid=sweep_grid, grid=grid)
+        correlation_output(
+            tmp_path / "missing.json", leaderboard=leaderboard, sweep_grid=sweep_grid, grid=grid
+        )
 
 
 def _assigned(path, labels):
@@ -204,8 +216,10 @@ def test_meta_output_and_nuggets_output(tmp_path):
     with pytest.raises(UserError, match="--reference: give the reference evaluation"):
         meta_output([str(per_query)], queries=Reader())
     with pytest.raises(UserError, match="--format: expected one of tsv, json, latex, got 'md'"):
-        meta_output(["missing.tsv"], ["missing.tsv"], fmt="md")
-    result = meta_output([f"auto={per_query}"], [f"manual={tmp_path / 'b.tsv'}"], ["A_strict"], resamples=0)
+        meta_output(["missing.tsv"], reference=["missing.tsv"], fmt="md")
+    result = meta_output(
+        [f"auto={per_query}"], reference=[f"manual={tmp_path / 'b.tsv'}"], measures=["A_strict"], resamples=0
+    )
     assert isinstance(result, MetaReport)
     assert [(r.condition, r.measure, r.runs) for r in result.rows] == [("auto", "A_strict", 3)]
     assert result.write_per_topic(tmp_path / "pt.tsv") == f"wrote {tmp_path / 'pt.tsv'}"

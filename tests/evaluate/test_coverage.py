@@ -58,8 +58,8 @@ def test_python_api_takes_paths_and_the_cli_defaults(graded, tmp_path):
     items = [{"query_id": "q1", "question_id": f"q1/{x}", "question_text": x} for x in "ab"]
     bank_path.write_text(json.dumps({"query_id": "q1", "items": items}) + "\n")
     by_path = cover(graded, selection=GradeFilter(QSR), bank=bank_path)
-    loaded = cover(list(read_passages(graded)), 20, 4, GradeFilter(QSR), [TestBank.model_validate(
-        {"query_id": "q1", "items": items})])  # fmt: skip
+    banks = [TestBank.model_validate({"query_id": "q1", "items": items})]
+    loaded = cover(list(read_passages(graded)), k=20, min_grade=4, selection=GradeFilter(QSR), bank=banks)
     assert by_path.scores == loaded.scores
     assert by_path.title == "cover@20"  # k 20 and min_grade 4, as `rubric evaluate cover`
     assert by_path.get("alpha", "cover@20").per_query == {"q1": 1.0}  # a graded 5 (p1), b graded 4 (p2)

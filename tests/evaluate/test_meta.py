@@ -276,7 +276,11 @@ def test_conditions_with_different_measures_share_one_table(tmp_path):
     cover = read_score_table(_write_long(tmp_path / "c.tsv", _scores(3, 0.3), measure="cover@10"))
     human = read_score_table(_write_long(tmp_path / "h.tsv", _scores(2, 0.3), measure="ndcg_cut.10"))
     report = meta_evaluate(
-        [("qrels", qrels), ("cover", cover)], human, ["ndcg_cut.10", "cover@10"], "ndcg_cut.10", resamples=0
+        [("qrels", qrels), ("cover", cover)],
+        human,
+        measures=["ndcg_cut.10", "cover@10"],
+        reference_measure="ndcg_cut.10",
+        resamples=0,
     )
     assert [(r.condition, r.measure) for r in report.rows] == [
         ("qrels", "ndcg_cut.10"),
@@ -284,7 +288,13 @@ def test_conditions_with_different_measures_share_one_table(tmp_path):
     ]
     assert "qrels: no cover@10 scores; no row for it" in report.notes
     with pytest.raises(UserError, match="no scores for measure 'map'"):
-        meta_evaluate([("qrels", qrels), ("cover", cover)], human, ["map"], "ndcg_cut.10", resamples=0)
+        meta_evaluate(
+            [("qrels", qrels), ("cover", cover)],
+            human,
+            measures=["map"],
+            reference_measure="ndcg_cut.10",
+            resamples=0,
+        )
 
 
 def test_cli_scatter_tsv_holds_the_figures_points(cli, user_error, tmp_path):

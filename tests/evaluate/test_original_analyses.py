@@ -82,25 +82,27 @@ BANK = [TestBank(query_id="q1", facet_id=f) for f in ("f1", "f2", "f3")]
 
 
 def test_facet_qrels_from_item_ids(faceted):
-    rows = build_qrels(faceted, GradeFilter(QSR), LabelRule("max"), facets={}).rows
+    rows = build_qrels(faceted, selection=GradeFilter(QSR), rule=LabelRule("max"), facets={}).rows
     assert rows == [("q1/f1", "0", "p1", 5), ("q1/f2", "0", "p1", 0)]
-    counted = build_qrels(faceted, GradeFilter(QSR), LabelRule("count", 2), facets={}).rows
+    counted = build_qrels(faceted, selection=GradeFilter(QSR), rule=LabelRule("count", 2), facets={}).rows
     assert counted == [("q1/f1", "0", "p1", 2), ("q1/f2", "0", "p1", 0)]
 
 
 def test_facet_qrels_items_without_facet_count_for_every_facet(faceted):
     facets = bank_facets(BANK)
     assert facets == {"q1": ["q1/f1", "q1/f2", "q1/f3"]}
-    rows = build_qrels(faceted, GradeFilter("TQA"), LabelRule("max"), facets=facets).rows
+    rows = build_qrels(faceted, selection=GradeFilter("TQA"), rule=LabelRule("max"), facets=facets).rows
     assert sorted(rows) == [("q1/f1", "0", "p2", 4), ("q1/f2", "0", "p2", 4), ("q1/f3", "0", "p2", 4)]
     from rubric.errors import UserError
 
     with pytest.raises(UserError, match="give the facet bank with --bank"):
-        build_qrels(faceted, GradeFilter("TQA"), LabelRule("max"), facets={})
+        build_qrels(faceted, selection=GradeFilter("TQA"), rule=LabelRule("max"), facets={})
 
 
 def test_facet_qrels_of_direct_grades(faceted):
-    rows = build_qrels(faceted, GradeFilter("Sun"), LabelRule("max"), facets=bank_facets(BANK)).rows
+    rows = build_qrels(
+        faceted, selection=GradeFilter("Sun"), rule=LabelRule("max"), facets=bank_facets(BANK)
+    ).rows
     assert rows == [("q1/f1", "0", "p1", 1), ("q1/f2", "0", "p1", 1), ("q1/f3", "0", "p1", 1)]
 
 
@@ -110,14 +112,14 @@ def test_cli_facets(cli, user_error, faceted, tmp_path):
         "".join(json.dumps({"query_id": "q1", "facet_id": f, "items": []}) + "\n" for f in ("f1", "f2"))
     )
     out = tmp_path / "facets.qrels"
-    r = cli("evaluate", "qrels", faceted, "--prompt-class", "Sun", "--facets", "--bank", bank, "-o", out)
+    r = cli("evaluate", "qrels", faceted, "--prompt-class", "Sun", "--per-facet", "--bank", bank, "-o", out)
     assert r.returncode == 0, r.stderr
     assert out.read_text() == "q1/f1 0 p1 1\nq1/f2 0 p1 1\n"
     user_error(
         cli("evaluate", "qrels", faceted, "--prompt-class", "Sun", "--bank", bank, "-o", out), "--bank"
     )
     user_error(
-        cli("evaluate", "qrels", faceted, "--prompt-class", QSR, "--facets", "--per-item", "-o", out),
+        cli("evaluate", "qrels", faceted, "--prompt-class", QSR, "--per-facet", "--per-item", "-o", out),
         "--per-item",
     )
 
@@ -130,9 +132,9 @@ def test_direct_grades_binary_with_label_count(tmp_path, builders):
     ]  # fmt: skip
     lines = [["q1", [builders.passage(f"p{g}", "q1", {}, [], [d]) for g, d in enumerate(direct)]]]
     path = _write(tmp_path / "direct.jsonl.gz", lines)
-    graded = build_qrels(path, GradeFilter("UMBRELA"), LabelRule("max")).rows
+    graded = build_qrels(path, selection=GradeFilter("UMBRELA"), rule=LabelRule("max")).rows
     assert [r[3] for r in graded] == [0, 1, 2, 3]
-    binary = build_qrels(path, GradeFilter("UMBRELA"), LabelRule("count", 1)).rows
+    binary = build_qrels(path, selection=GradeFilter("UMBRELA"), rule=LabelRule("count", 1)).rows
     assert [r[3] for r in binary] == [0, 1, 1, 1]  # = correctAnswered, the original's binary export
-    strict = build_qrels(path, GradeFilter("UMBRELA"), LabelRule("count", 2)).rows
+    strict = build_qrels(path, selection=GradeFilter("UMBRELA"), rule=LabelRule("count", 2)).rows
     assert [r[3] for r in strict] == [0, 0, 1, 1]

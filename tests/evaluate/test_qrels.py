@@ -14,7 +14,7 @@ QSR = "QuestionSelfRatedUnanswerablePromptWithChoices"
 
 def labels(graded, rule="max", min_grade=1, **selection):
     result = build_qrels(
-        list(read_passages(graded)), GradeFilter(**selection), LabelRule.parse(rule, min_grade)
+        list(read_passages(graded)), selection=GradeFilter(**selection), rule=LabelRule.parse(rule, min_grade)
     )
     return {(q, d): r for q, _, d, r in result.rows}, result
 

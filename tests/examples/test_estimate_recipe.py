@@ -56,7 +56,7 @@ def test_sample_review_apply_estimate(tmp_path):
         return r
 
     rubric(
-        "convert", "runs", "--queries", TINY / "queries.json", "--collection", TINY / "collection.tsv",
+        "convert", "runs", "--topics", TINY / "queries.json", "--collection", TINY / "collection.tsv",
         "--qrels", TINY / "qrels.txt", "--top-k", "10", TINY / "runs", "-o", "passages.jsonl.gz",
     )  # fmt: skip
     rubric(

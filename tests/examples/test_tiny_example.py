@@ -82,7 +82,7 @@ def test_banks_follow_the_id_convention(example, name, kind):
 def test_convert_pools_every_ranked_passage_with_text_and_judgment(cli, tmp_path):
     out = tmp_path / "tiny.jsonl.gz"
     result = cli(
-        "convert", "runs", "--queries", EXAMPLE / "queries.json", "--collection", EXAMPLE / "collection.tsv",
+        "convert", "runs", "--topics", EXAMPLE / "queries.json", "--collection", EXAMPLE / "collection.tsv",
         "--qrels", EXAMPLE / "qrels.txt", "--top-k", "10", EXAMPLE / "runs", "-o", out,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr

@@ -13,7 +13,7 @@ from helpers import TINY
 
 def _pool(cli, tmp_path):
     out = tmp_path / "passages.jsonl.gz"
-    r = cli("convert", "runs", "-q", TINY / "queries.tsv", "-C", TINY / "collection.tsv",
+    r = cli("convert", "runs", "--topics", TINY / "queries.tsv", "-C", TINY / "collection.tsv",
             "--qrels", TINY / "qrels.txt", TINY / "run.alpha", "-o", out)  # fmt: skip
     assert r.returncode == 0, r.stderr
     return out

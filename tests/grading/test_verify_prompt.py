@@ -51,7 +51,7 @@ def test_verdicts():
 def test_the_shipped_verify_prompt_extracts_with_the_answer_key_prompt():
     assert answer_prompt(get_prompt(VERIFY)).name == ANSWER_KEY
     prompts = [get_prompt(VERIFY), get_prompt(ANSWER_KEY)]
-    extract = check_prompts(prompts, False, {"q": [item("hive")]})
+    extract = check_prompts(prompts, direct=False, items={"q": [item("hive")]})
     assert list(extract) == [VERIFY] and extract[VERIFY].name == ANSWER_KEY
 
 
@@ -79,8 +79,8 @@ def test_bad_answer_prompts_are_user_errors(tmp_path):
 def test_verify_prompts_need_question_items_and_a_generative_backend():
     nugget = NuggetItem(query_id="q", nugget_id="q/n", nugget_text="bees make honey")
     with pytest.raises(UserError, match="grades question items, but the bank holds nugget items"):
-        check_prompts([get_prompt(VERIFY)], False, {"q": [nugget]})
+        check_prompts([get_prompt(VERIFY)], direct=False, items={"q": [nugget]})
     with pytest.raises(UserError, match="hf-qa backend only extracts answers"):
-        check_prompts([get_prompt(VERIFY)], False, {"q": [item("hive")]}, pair_backend="hf-qa")
+        check_prompts([get_prompt(VERIFY)], direct=False, items={"q": [item("hive")]}, pair_backend="hf-qa")
     with pytest.raises(UserError, match="`rubric grade direct` direct prompts"):
-        check_prompts([get_prompt(VERIFY)], True, {})
+        check_prompts([get_prompt(VERIFY)], direct=True, items={})

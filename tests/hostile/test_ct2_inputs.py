@@ -58,7 +58,7 @@ def converted(cache: Path) -> list[str]:
 
 def test_a_model_ctranslate2_cannot_convert(cli, user_error, tmp_path, passages, openai_gpt, private_models):
     out = tmp_path / "out.jsonl.gz"
-    r = grade(cli, passages, out, "--backend", "ct2-causal", "-m", openai_gpt)
+    r = grade(cli, passages, out, "--backend", "ct2-causal", "--model", openai_gpt)
     user_error(
         r, f"--model {openai_gpt}: CTranslate2 ", "cannot convert it: no converter for OpenAIGPTConfig"
     )
@@ -69,10 +69,10 @@ def test_a_model_ctranslate2_cannot_convert(cli, user_error, tmp_path, passages,
 def test_a_compute_type_the_cpu_lacks(cli, user_error, tmp_path, passages, t5_dir, private_models):
     out = tmp_path / "out.jsonl.gz"
     for compute_type in ("float16", "int8_float16"):
-        r = grade(cli, passages, out, "--backend", "ct2-seq2seq", "-m", t5_dir, "--device", "cpu",
+        r = grade(cli, passages, out, "--backend", "ct2-seq2seq", "--model", t5_dir, "--device", "cpu",
                   "--compute-type", compute_type)  # fmt: skip
         user_error(r, f"--compute-type {compute_type}: this CPU does not support it (it supports ")
-    r = grade(cli, passages, out, "--backend", "ct2-seq2seq", "-m", t5_dir, "--compute-type", "int3")
+    r = grade(cli, passages, out, "--backend", "ct2-seq2seq", "--model", t5_dir, "--compute-type", "int3")
     user_error(r, "--compute-type: expected one of auto, float32, int8, int8_float16, float16, got 'int3'")
     assert not out.exists() and converted(private_models) == []
 
@@ -81,14 +81,14 @@ def test_the_extra_not_installed(cli, user_error, tmp_path, passages, t5_dir, gp
     monkeypatch.setitem(sys.modules, "ctranslate2", None)  # what `import ctranslate2` meets without it
     out = tmp_path / "out.jsonl.gz"
     for backend, model in (("ct2-seq2seq", t5_dir), ("ct2-causal", gpt2_dir)):
-        r = grade(cli, passages, out, "--backend", backend, "-m", model)
+        r = grade(cli, passages, out, "--backend", backend, "--model", model)
         user_error(r, f"--backend {backend} needs ctranslate2", "pip install 'rubric-workbench[ct2]'")
     assert not out.exists()
 
 
 def test_options_of_the_other_engine_and_bad_models(cli, user_error, tmp_path, passages, t5_dir, gpt2_dir):
     out = tmp_path / "out.jsonl.gz"
-    ct2 = ["--backend", "ct2-seq2seq", "-m", t5_dir]
+    ct2 = ["--backend", "ct2-seq2seq", "--model", t5_dir]
     user_error(grade(cli, passages, out, *ct2, "--threads", "-1"), "--threads: must be at least 0, got -1")
     user_error(
         grade(cli, passages, out, *ct2, "--attention", "sdpa"), "--attention: applies to the transformers"
@@ -97,14 +97,14 @@ def test_options_of_the_other_engine_and_bad_models(cli, user_error, tmp_path, p
         grade(cli, passages, out, *ct2, "--dtype", "float16"), "--dtype: ct2-seq2seq takes --compute-type"
     )
     user_error(
-        grade(cli, passages, out, "-m", t5_dir, "--compute-type", "int8"),
+        grade(cli, passages, out, "--model", t5_dir, "--compute-type", "int8"),
         "--compute-type: applies to the ct2 backends, not to hf-seq2seq",
     )
     user_error(
-        grade(cli, passages, out, "--backend", "ct2-seq2seq", "-m", gpt2_dir),
+        grade(cli, passages, out, "--backend", "ct2-seq2seq", "--model", gpt2_dir),
         "a model for --backend ct2-causal, not ct2-seq2seq",
     )
     empty = tmp_path / "empty"
     empty.mkdir()
-    user_error(grade(cli, passages, out, "--backend", "ct2-seq2seq", "-m", empty), "holds no model")
+    user_error(grade(cli, passages, out, "--backend", "ct2-seq2seq", "--model", empty), "holds no model")
     assert not out.exists()

@@ -85,7 +85,17 @@ def test_stdin_for_every_kind_of_file(f, tmp_path):
         r = rubric("convert", "check", "-", input=f[key].read_bytes())
         assert r.returncode == 0 and r.stdout.startswith(b"-: "), r.stderr
     # queries, collection and a run through stdin give the same pool as files
-    args = ["convert", "runs", "-q", f["queries.tsv"], "-C", f["collection.tsv"], f["run.alpha"], "-o", "-"]
+    args = [
+        "convert",
+        "runs",
+        "--topics",
+        f["queries.tsv"],
+        "-C",
+        f["collection.tsv"],
+        f["run.alpha"],
+        "-o",
+        "-",
+    ]
     expected = rubric(*args).stdout
     for i, key in ((3, "queries.tsv"), (5, "collection.tsv"), (6, "run.alpha")):
         piped = [*args[:i], "-", *args[i + 1 :]]
@@ -135,7 +145,17 @@ def test_example_leaderboard_is_identical_with_a_bom_in_run_and_qrels(tmp_path):
 
 
 def test_a_bom_is_dropped_from_queries_collections_passages_and_banks(f, tmp_path):
-    args = ["convert", "runs", "-q", f["queries.tsv"], "-C", f["collection.tsv"], f["run.alpha"], "-o", "-"]
+    args = [
+        "convert",
+        "runs",
+        "--topics",
+        f["queries.tsv"],
+        "-C",
+        f["collection.tsv"],
+        f["run.alpha"],
+        "-o",
+        "-",
+    ]
     expected = rubric(*args).stdout
     boms = [*args]
     boms[3] = _with_bom(f["queries.tsv"], tmp_path / "q.tsv")
@@ -165,7 +185,7 @@ def test_a_run_score_that_is_not_finite_is_refused_with_file_and_line(f, tmp_pat
     run = tmp_path / "bad.run"
     run.write_text(f"q1 Q0 d1 1 3.5 bad\nq1 Q0 d2 2 {score} bad\n")
     out = tmp_path / "pool.jsonl.gz"
-    r = rubric("convert", "runs", "-q", f["queries.tsv"], "-C", f["collection.tsv"], run, "-o", out)
+    r = rubric("convert", "runs", "--topics", f["queries.tsv"], "-C", f["collection.tsv"], run, "-o", out)
     assert_one_error(r, f"{run}:2: score must be a finite number", repr(score))
     assert not out.exists()  # before: written with "score": null, which our own reader refused
     r = rubric("evaluate", "leaderboard", "--qrels", f["qrels.txt"], "--run", run, "-m", "P@5")
@@ -226,7 +246,7 @@ def test_queries_with_two_texts_for_one_id_name_both_lines(f, tmp_path):
 def test_a_collection_with_two_texts_for_one_pooled_id_names_both(f, tmp_path):
     coll = tmp_path / "c.tsv"
     coll.write_bytes(f["collection.tsv"].read_bytes() + b"d1\tanother text\n")
-    args = ["convert", "runs", "-q", f["queries.tsv"], f["run.alpha"], "-o", tmp_path / "p.jsonl.gz"]
+    args = ["convert", "runs", "--topics", f["queries.tsv"], f["run.alpha"], "-o", tmp_path / "p.jsonl.gz"]
     line = len(f["collection.tsv"].read_text().splitlines()) + 1
     assert_one_error(rubric(*args, "-C", coll), f"{coll}:{line}: document d1 again", f"{coll}:1")
     # the same passage in two collection files is harmless
@@ -289,7 +309,15 @@ def test_utf16_and_latin1_say_what_is_wrong(f, tmp_path):
     latin.write_bytes(f["collection.tsv"].read_bytes() + "d9\tcaf\xe9\n".encode("latin-1"))
     line = len(f["collection.tsv"].read_text().splitlines()) + 1
     r = rubric(
-        "convert", "runs", "-q", f["queries.tsv"], "-C", latin, f["run.alpha"], "-o", tmp_path / "o.jsonl"
+        "convert",
+        "runs",
+        "--topics",
+        f["queries.tsv"],
+        "-C",
+        latin,
+        f["run.alpha"],
+        "-o",
+        tmp_path / "o.jsonl",
     )
     assert_one_error(r, f"{latin}:{line}: not UTF-8 text")
 
@@ -308,7 +336,7 @@ def test_shipped_examples_still_read(tmp_path):
     out = tmp_path / "pool.jsonl.gz"
     runs = sorted((EXAMPLE / "runs").iterdir())
     r = rubric(
-        "convert", "runs", "-q", EXAMPLE / "queries.json", "-C", EXAMPLE / "collection.tsv",
+        "convert", "runs", "--topics", EXAMPLE / "queries.json", "-C", EXAMPLE / "collection.tsv",
         "--qrels", EXAMPLE / "qrels.txt", *runs, "-o", out,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr

@@ -39,7 +39,7 @@ def hostile_faults() -> dict:
 
 
 def llm(srv, tmp_path, *extra) -> list:
-    return ["-m", "test-model", "--base-url", srv.url, "--retry-base", "0.01", "--max-retries", "1",
+    return ["--model", "test-model", "--base-url", srv.url, "--retry-base", "0.01", "--max-retries", "1",
             "--cache", tmp_path / "cache.sqlite", *extra]  # fmt: skip
 
 
@@ -112,7 +112,7 @@ def test_bank_generate(cli, tmp_path):
         r = cli(
             "bank",
             "generate",
-            "-q",
+            "--topics",
             tmp_path / "q.json",
             "--parse-retries",
             "0",
@@ -153,7 +153,7 @@ def test_bank_nuggetize(cli, tmp_path):
     (tmp_path / "q.json").write_text(json.dumps(queries))
     out = tmp_path / "nuggets.jsonl"
     with serve(faults=hostile_faults()) as srv:
-        r = cli("bank", "nuggetize", "-p", tmp_path / "p.jsonl.gz", "-q", tmp_path / "q.json",
+        r = cli("bank", "nuggetize", "--passages", tmp_path / "p.jsonl.gz", "--topics", tmp_path / "q.json",
                 "--parse-retries", "0", "-o", out, *llm(srv, tmp_path))  # fmt: skip
     check_listed(r, len(KINDS))
     assert "failed: h0 window 1: no answer from the LLM (unreadable reply (" in r.stderr
@@ -214,7 +214,9 @@ def test_the_api_key_is_never_printed_or_stored_even_when_the_server_echoes_it(c
 
     with serve(api_key=KEY, answer=echo, faults={"ECHO": Fault(500, echo_auth=True)}) as srv:
         args = [*llm(srv, tmp_path), "--api-key-file", key_file]
-        gen = cli("bank", "generate", "-q", tmp_path / "q.json", "-o", tmp_path / "bank-out.jsonl", *args)
+        gen = cli(
+            "bank", "generate", "--topics", tmp_path / "q.json", "-o", tmp_path / "bank-out.jsonl", *args
+        )
         graded = tmp_path / "graded.jsonl.gz"
         grade = cli("grade", tmp_path / "p.jsonl.gz", "--bank", bank, "-p", SELF, "--backend", "openai",
                     "-o", graded, *args)  # fmt: skip
@@ -236,12 +238,12 @@ def test_a_cache_file_that_is_not_a_cache(cli, user_error, tmp_path, command):
     bank, nuggets = one_item_bank(tmp_path / "bank.jsonl"), one_item_bank(tmp_path / "n.jsonl", nugget=True)
     (tmp_path / "q.json").write_text(json.dumps({"q1": "bees"}))
     out = tmp_path / "out.jsonl"
-    api = ["-m", "m", "--base-url", "http://127.0.0.1:9/v1"]
+    api = ["--model", "m", "--base-url", "http://127.0.0.1:9/v1"]
     args = {
-        "grade": ["grade", passages, "--bank", bank, "-p", SELF, "-m", tmp_path / "no-model"],
+        "grade": ["grade", passages, "--bank", bank, "-p", SELF, "--model", tmp_path / "no-model"],
         "grade-openai": ["grade", passages, "--bank", bank, "-p", SELF, "--backend", "openai", *api],
-        "generate": ["bank", "generate", "-q", tmp_path / "q.json", *api],
-        "nuggetize": ["bank", "nuggetize", "-p", passages, "-q", tmp_path / "q.json", *api],
+        "generate": ["bank", "generate", "--topics", tmp_path / "q.json", *api],
+        "nuggetize": ["bank", "nuggetize", "--passages", passages, "--topics", tmp_path / "q.json", *api],
         "assign": [
             "grade",
             "assign",
@@ -285,7 +287,7 @@ def test_grade_option_ranges(cli, user_error, tmp_path, option, value, message):
     out = tmp_path / "out.jsonl.gz"
     # a model that does not exist: the option is refused before anything loads
     r = cli("grade", passages, "--bank", one_item_bank(tmp_path / "bank.jsonl"), "-p", SELF,
-            "-m", tmp_path / "no-model", option, value, "-o", out)  # fmt: skip
+            "--model", tmp_path / "no-model", option, value, "-o", out)  # fmt: skip
     user_error(r, message)
     assert not out.exists()
 
@@ -296,13 +298,13 @@ def test_llm_option_ranges(cli, user_error, tmp_path, command, option, value, me
     passages = passages_file(tmp_path / "p.jsonl.gz", ["bees collect nectar"])
     (tmp_path / "q.json").write_text(json.dumps({"q1": "bees"}))
     args = {
-        "generate": ["bank", "generate", "-q", tmp_path / "q.json"],
-        "nuggetize": ["bank", "nuggetize", "-p", passages, "-q", tmp_path / "q.json"],
+        "generate": ["bank", "generate", "--topics", tmp_path / "q.json"],
+        "nuggetize": ["bank", "nuggetize", "--passages", passages, "--topics", tmp_path / "q.json"],
         "assign": ["grade", "assign", passages, "--bank", one_item_bank(tmp_path / "n.jsonl", nugget=True)],
     }[command]
     out = tmp_path / "out.jsonl"
     user_error(
-        cli(*args, "-m", "m", "--base-url", "http://127.0.0.1:9/v1", option, value, "-o", out), message
+        cli(*args, "--model", "m", "--base-url", "http://127.0.0.1:9/v1", option, value, "-o", out), message
     )
     assert not out.exists()
 

@@ -163,7 +163,7 @@ def _grading_inputs(folder: Path, texts: dict[str, str]) -> tuple[Path, Path]:
 
 
 def _grade(srv, folder: Path, passages: Path, bank: Path, out: Path):
-    llm = ["--backend", "openai", "-m", "test-model", "--base-url", srv.url, "--retry-base", "0.01"]
+    llm = ["--backend", "openai", "--model", "test-model", "--base-url", srv.url, "--retry-base", "0.01"]
     llm += ["--max-retries", "0", "--cache", folder / "cache.sqlite", "--checkpoint-pairs", "1"]
     return rubric("grade", passages, "--bank", bank, "-p", SELF, *llm, "-o", out)
 

@@ -12,7 +12,7 @@ CMP = ["evaluate", "compare", "--qrels", "Q", "--run", "R", "-m", "P@5"]
 SWEEP = ["evaluate", "correlate", "--official", "O", "--sweep", "--qrels", "Q", "--run", "R", "-m", "map"]
 
 CASES = [
-    (["convert", "runs", "-q", "Q", "-C", "C", "R", "-o", "O", "--top-k", "-1"], "--top-k"),
+    (["convert", "runs", "--topics", "Q", "-C", "C", "R", "-o", "O", "--top-k", "-1"], "--top-k"),
     (["evaluate", "qrels", "G", "-o", "O", "--min-grade", "6"], "--min-grade"),
     (["evaluate", "qrels", "G", "-o", "O", "--min-grade", "-1"], "--min-grade"),
     ([*LB, "--level", "0"], "--level"),  # pytrec_eval aborts on a level below 1
@@ -40,7 +40,10 @@ CASES = [
     (["verify", "spurious", "G", "--top", "-1"], "--top"),
     (["verify", "agreement", "G", "--min-relevant-judgment", "0"], "--min-relevant-judgment"),
     (["verify", "agreement", "G", "--min-grade", "7"], "--min-grade"),
-    (["verify", "impact", "G", "-a", "A", "-b", "B", "--min-grade", "-2"], "--min-grade"),
+    (
+        ["verify", "impact", "G", "--bank-before", "A", "--bank-after", "B", "--min-grade", "-2"],
+        "--min-grade",
+    ),
     (["verify", "html", "G", "-o", "O", "--min-grade", "6"], "--min-grade"),
     (["verify", "html", "G", "-o", "O", "--min-judgment", "0"], "--min-judgment"),
     (["verify", "html", "G", "-o", "O", "--spurious-min", "0"], "--spurious-min"),

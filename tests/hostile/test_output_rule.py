@@ -32,17 +32,27 @@ def f(tmp_path) -> dict[str, Path]:
 def _same_file_cases(f: dict[str, Path]) -> dict[str, tuple[list, Path]]:
     """(arguments, the input that -o names) of every command group."""
     g, bank, run, qrels = f["graded"], f["bank"], f["run.alpha"], f["qrels.txt"]
-    convert_runs = ["convert", "runs", "-q", f["queries.tsv"], "-C", f["collection.tsv"], run]
+    convert_runs = ["convert", "runs", "--topics", f["queries.tsv"], "-C", f["collection.tsv"], run]
     return {
         "verify grid": (["verify", "grid", g, "-o", g], g),
         "verify html": (["verify", "html", g, "-o", g], g),
         "verify impact --needs-grading": (
-            ["verify", "impact", g, "-a", bank, "-b", bank, "--needs-grading", bank],
+            ["verify", "impact", g, "--bank-before", bank, "--bank-after", bank, "--needs-grading", bank],
             bank,
         ),
         "grade -o bank": (["grade", f["passages"], "--bank", bank, "-p", RATING, "-o", bank], bank),
         "grade direct -o queries": (
-            ["grade", "direct", f["passages"], "-q", f["queries.tsv"], "-p", "Sun", "-o", f["queries.tsv"]],
+            [
+                "grade",
+                "direct",
+                f["passages"],
+                "--topics",
+                f["queries.tsv"],
+                "-p",
+                "Sun",
+                "-o",
+                f["queries.tsv"],
+            ],
             f["queries.tsv"],
         ),
         "convert runs -o run": ([*convert_runs, "-o", run], run),
@@ -140,7 +150,7 @@ def test_dash_writes_to_stdout_everywhere(f, tmp_path):
     r = rubric("convert", "queries", f["queries.tsv"], "-o", "-", "-f", "jsonl")
     assert r.stdout.decode().startswith('{"qid": "q1"')
     r = rubric(
-        "convert", "runs", "-q", f["queries.tsv"], "-C", f["collection.tsv"], f["run.alpha"], "-o", "-"
+        "convert", "runs", "--topics", f["queries.tsv"], "-C", f["collection.tsv"], f["run.alpha"], "-o", "-"
     )
     assert r.returncode == 0 and r.stdout.startswith(b'["q1", [')  # plain JSON lines, not gzip
     r = rubric("verify", "html", f["graded"], "--prompt-class", RATING, "-o", "-")

@@ -61,7 +61,7 @@ def test_grade_writes_its_cache_into_the_folder_and_the_old_variable_warns(cli, 
     r = cli(
         "convert",
         "runs",
-        "-q",
+        "--topics",
         TINY / "queries.tsv",
         "-C",
         TINY / "collection.tsv",
@@ -72,7 +72,7 @@ def test_grade_writes_its_cache_into_the_folder_and_the_old_variable_warns(cli, 
     assert r.returncode == 0, r.stderr
     with serve() as srv:
         args = ["grade", pool, "--bank", BANKS / "questions.jsonl", "-p", SELF, "--backend", "openai",
-                "-m", "test-model", "--base-url", srv.url, "--query", "q1"]  # fmt: skip
+                "--model", "test-model", "--base-url", srv.url, "--query", "q1"]  # fmt: skip
         r = cli(*args, "-o", tmp_path / "a.jsonl.gz", env={"RUBRIC_CACHE_DIR": str(tmp_path / "cache")})
         assert r.returncode == 0, r.stderr
         assert (tmp_path / "cache" / "responses.sqlite").is_file() and "RUBRIC_CACHE" not in r.stderr

@@ -102,7 +102,7 @@ def test_graded_files_keep_the_similarity_next_to_the_grade(cli, tmp_path):
     import json
 
     passages = tmp_path / "passages.jsonl.gz"
-    r = cli("convert", "runs", "--queries", EXAMPLE / "queries.json", "--collection",
+    r = cli("convert", "runs", "--topics", EXAMPLE / "queries.json", "--collection",
             EXAMPLE / "collection.tsv", "--qrels", EXAMPLE / "qrels.txt", "--top-k", "3", EXAMPLE / "runs",
             "-o", passages)  # fmt: skip
     assert r.returncode == 0, r.stderr

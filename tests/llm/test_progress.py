@@ -46,12 +46,12 @@ def test_terminal_gets_a_bar_and_disabled_gets_nothing(monkeypatch):
 
 def test_grading_to_a_log_prints_progress_lines(cli, tmp_path, tiny_models_dirs):
     pool = tmp_path / "pool.jsonl.gz"
-    r = cli("convert", "runs", "--queries", TINY / "queries.tsv", "--collection", TINY / "collection.tsv",
+    r = cli("convert", "runs", "--topics", TINY / "queries.tsv", "--collection", TINY / "collection.tsv",
             TINY / "run.alpha", "-o", pool)  # fmt: skip
     assert r.returncode == 0, r.stderr
     prompt = "QuestionSelfRatedUnanswerablePromptWithChoices"
-    r = cli("grade", pool, "--bank", BANKS / "questions.jsonl", "-p", prompt, "-m", tiny_models_dirs["t5"],
-            "--no-cache", "-o", tmp_path / "g.jsonl.gz",
+    r = cli("grade", pool, "--bank", BANKS / "questions.jsonl", "-p", prompt,
+            "--model", tiny_models_dirs["t5"], "--no-cache", "-o", tmp_path / "g.jsonl.gz",
             env={"RUBRIC_PROGRESS_SECONDS": "0.01"})  # fmt: skip
     assert r.returncode == 0, r.stderr
     shown = [line for line in r.stderr.splitlines() if line.startswith("grading: ")]

@@ -130,7 +130,11 @@ def test_conditions_with_different_measures_are_laid_out_in_order(tmp_path):
     a = ScoreTable("a", per_query=_table("a", 1, 5, 4, ("ndcg",)).per_query)
     b = ScoreTable("b", per_query=_table("b", 2, 5, 4, ("cover",)).per_query)
     report = meta_evaluate(
-        [("a", a), ("b", b)], _table("h", 3, 5, 4, ("ndcg",)), ["ndcg", "cover"], "ndcg", resamples=0
+        [("a", a), ("b", b)],
+        _table("h", 3, 5, 4, ("ndcg",)),
+        measures=["ndcg", "cover"],
+        reference_measure="ndcg",
+        resamples=0,
     )
     path = tmp_path / "f.png"
     meta_scatter(report.rows, path, "h")

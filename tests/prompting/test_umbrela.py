@@ -134,7 +134,7 @@ def test_requests_carry_umbrelas_messages_and_settings(cli, tmp_path):
     from helpers.openai_server import serve
 
     passages = tmp_path / "passages.jsonl.gz"
-    r = cli("convert", "runs", "-q", TINY / "queries.tsv", "-C", TINY / "collection.tsv",
+    r = cli("convert", "runs", "--topics", TINY / "queries.tsv", "-C", TINY / "collection.tsv",
             "--qrels", TINY / "qrels.txt", TINY / "run.alpha", "-o", passages)  # fmt: skip
     assert r.returncode == 0, r.stderr
     replies = ["M: 3, T: 2, O: 1\n##FINAL SCORE: 2", "2.5", "Score: 10"]
@@ -144,8 +144,8 @@ def test_requests_carry_umbrelas_messages_and_settings(cli, tmp_path):
 
     out, cache = tmp_path / "umbrela.jsonl.gz", tmp_path / "cache.sqlite"
     with serve(answer=answer) as srv:
-        args = ["grade", "direct", passages, "--queries", TINY / "queries.tsv", "-p", "UMBRELA",
-                "--backend", "openai", "-m", "gpt-4o", "--base-url", srv.url, "--cache", cache]  # fmt: skip
+        args = ["grade", "direct", passages, "--topics", TINY / "queries.tsv", "-p", "UMBRELA", "--backend",
+                "openai", "--model", "gpt-4o", "--base-url", srv.url, "--cache", cache]  # fmt: skip
         r = cli(*args, "-o", out)
         assert r.returncode == 0, r.stderr
         sent = [q["body"] for q in srv.requests]

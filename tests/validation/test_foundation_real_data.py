@@ -51,7 +51,7 @@ def test_convert_dl19_pools_every_judged_pair_with_text(cli, shared, tmp_path):
     r = cli(
         "convert",
         "runs",
-        "--queries",
+        "--topics",
         topics,
         "--collection",
         collection,
@@ -59,7 +59,7 @@ def test_convert_dl19_pools_every_judged_pair_with_text(cli, shared, tmp_path):
         qrels_path,
         "--top-k",
         "20",
-        "--runs",
+        "--run",
         runs,
         "-o",
         out,

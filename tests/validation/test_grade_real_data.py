@@ -42,7 +42,7 @@ def test_records_match_the_original_tool(shared):
                         make(query_id="q", **{f"{key}_id": i, f"{key}_text": "x"}) for i, _ in orig.answers
                     ]
                     got = [Answer(str(a)) for _, a in orig.answers]
-                    ours = exam_record(prompt, parser, items, got, LLM, {})
+                    ours = exam_record(prompt, parser, items, got, llm=LLM, options={})
                     same = (
                         sorted(ours.correctAnswered) == sorted(orig.correctAnswered)
                         and sorted(ours.wrongAnswered) == sorted(orig.wrongAnswered)

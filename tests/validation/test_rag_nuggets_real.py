@@ -30,10 +30,23 @@ def test_rag24_answers_nuggetize_assign_evaluate(cli, shared, tmp_path):
                 f.write(f"{q.queryId} 0 {p.paragraph_id} 1\n")
     bank, assigned = tmp_path / "nuggets.jsonl.gz", tmp_path / "assigned.jsonl.gz"
     with serve(fail_rate=0.05, seed=11) as srv:
-        llm = ("-m", "gpt-test", "--base-url", srv.url, "--concurrency", "32", "--retry-base", "0.01")
+        llm = ("--model", "gpt-test", "--base-url", srv.url, "--concurrency", "32", "--retry-base", "0.01")
         llm += ("--cache", tmp_path / "c.sqlite")
         sizes = ("--window", "20", "--max-nuggets", "20", "--keep", "10")  # fewer calls, same code paths
-        r = cli("bank", "nuggetize", "-p", passages, "-q", topics, "--qrels", qrels, *sizes, "-o", bank, *llm)
+        r = cli(
+            "bank",
+            "nuggetize",
+            "--passages",
+            passages,
+            "--topics",
+            topics,
+            "--qrels",
+            qrels,
+            *sizes,
+            "-o",
+            bank,
+            *llm,
+        )
         assert r.returncode == 0, r.stderr
         banks = list(read_bank(bank))
         assert len(banks) == 301

@@ -71,7 +71,7 @@ def reviews(tmp_path, graded, fx) -> list[Path]:
 def test_grading_report_notes_the_counts_after_the_table(selection, tmp_path):
     lines: list[str] = []
     out = tmp_path / "grading.tsv"
-    counts = grading_report(selection, None, 120, "tsv", out, lines.append)
+    counts = grading_report(selection, None, 120, fmt="tsv", output=out, note=lines.append)
     assert counts == {"grades": 21, "items": 5, "queries": 2}
     assert lines[-1] == "21 grades of 5 items in 2 queries"
     assert "1 passages have no" in lines[0]
@@ -80,7 +80,9 @@ def test_grading_report_notes_the_counts_after_the_table(selection, tmp_path):
 
 def test_uncovered_report_notes_its_counts(selection, tmp_path):
     lines: list[str] = []
-    table = uncovered_report(selection, 2, 4, 200, "md", tmp_path / "u.md", lines.append)
+    table = uncovered_report(
+        selection, 2, 4, width=200, fmt="md", output=tmp_path / "u.md", note=lines.append
+    )
     assert lines[-1] == table.notes[0] == "1 of 3 relevant passages uncovered in 2 queries"
 
 
@@ -91,7 +93,14 @@ def test_impact_report_writes_the_bank_still_to_grade(selection, tmp_path, fx):
     todo = tmp_path / "todo.jsonl.gz"
     lines: list[str] = []
     result = impact_report(
-        selection, before, after, LabelRule(), "tsv", tmp_path / "i.tsv", todo, lines.append
+        selection,
+        before,
+        after,
+        rule=LabelRule(),
+        fmt="tsv",
+        output=tmp_path / "i.tsv",
+        needs_grading=todo,
+        note=lines.append,
     )
     assert lines[-2:] == [
         f"wrote {todo}: 1 banks with items to grade",

@@ -43,7 +43,7 @@ def tiny(tmp_path_factory, cli_module):
     env = {"RUBRIC_CACHE_DIR": str(d / "cache")}
     passages, graded, page = d / "passages.jsonl.gz", d / "graded.jsonl.gz", d / "review.html"
     steps = [
-        ("convert", "runs", "--queries", EXAMPLE / "queries.json", "--collection", EXAMPLE / "collection.tsv",
+        ("convert", "runs", "--topics", EXAMPLE / "queries.json", "--collection", EXAMPLE / "collection.tsv",
          "--qrels", EXAMPLE / "qrels.txt", "--top-k", "10", EXAMPLE / "runs", "-o", passages),
         ("grade", passages, "--bank", EXAMPLE / "questions.jsonl", "--prompt", RATE, "--backend", "embedding",
          "--model", "minilm-l6", "-o", graded),

@@ -117,6 +117,7 @@ def _with_text(item: Item, text: str, bank: TestBank) -> Item:
 
 def edit_banks(
     banks: list[TestBank],
+    *,
     add: Sequence[str] = (),
     remove: Sequence[str] = (),
     rewrite: Sequence[str] = (),
@@ -150,9 +151,9 @@ def edit_bank_file(
         raise UserError("nothing to do: give --add, --remove or --rewrite")
     banks, report = edit_banks(
         list(read_bank(bank)),
-        add,
-        remove,
-        rewrite,
+        add=add,
+        remove=remove,
+        rewrite=rewrite,
         kind=check_kind(kind) if kind else None,
         queries=read_queries(queries) if queries else None,
     )

@@ -68,6 +68,7 @@ def generate_banks(
     topics: Sequence[Topic],
     prompt: Prompt,
     backend: TextGenerator,
+    *,
     kind: str,
     per_query: int = 10,
     parse_retries: int = 2,
@@ -188,7 +189,7 @@ def topics(
     facet_map = read_facets(facets)
     unknown = [q for q in facet_map if q not in texts]
     if unknown:
-        raise UserError(f"--facets {facets}: query {unknown[0]} is not in --queries {queries}")
+        raise UserError(f"--facets {facets}: query {unknown[0]} is not in --topics {queries}")
     return [Topic(q, texts[q], f, t) for q, fs in facet_map.items() for f, t in fs]
 
 
@@ -196,6 +197,7 @@ def generate_bank_file(
     queries: Path,
     output: Path,
     llm: ChatSettings,
+    *,
     kind: str = "questions",
     style: str = "dl",
     facets: Path | None = None,
@@ -210,13 +212,20 @@ def generate_bank_file(
     after every retry are the outcome's failures (a re-run asks only them).
     """
     check_kind(kind)
-    at_least("--per-query", per_query, 1)
+    at_least("--items-per-query", per_query, 1)
     llm.check()
     chosen = topics(read_queries(queries), style, facets, queries)
     chosen_prompt = get_prompt(prompt or GENERATE_PROMPTS[(kind, style)], prompt_files)
     backend, responses = llm.backend()
     banks, failures = generate_banks(
-        chosen, chosen_prompt, backend, kind, per_query, llm.parse_retries, test_collection, responses
+        chosen,
+        chosen_prompt,
+        backend,
+        kind=kind,
+        per_query=per_query,
+        parse_retries=llm.parse_retries,
+        test_collection=test_collection,
+        cache=responses,
     )
     write_bank(output, banks)
     items = sum(len(b.items) for b in banks)

@@ -235,6 +235,7 @@ def _unique(rows: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
 def import_bank(
     source: Path,
     output: Path,
+    *,
     fmt: str = "list",
     kind: str = "questions",
     queries: Path | None = None,

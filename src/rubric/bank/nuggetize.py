@@ -58,7 +58,13 @@ def format_context(passages: Sequence[str]) -> str:
 
 
 def create_nuggets(
-    states: list[QueryState], prompt: Prompt, llm: CachedBackend, window: int, max_nuggets: int, retries: int
+    states: list[QueryState],
+    prompt: Prompt,
+    llm: CachedBackend,
+    *,
+    window: int,
+    max_nuggets: int,
+    retries: int,
 ) -> None:
     """Run the iterative creation turns (updates ``states`` in place)."""
     per_query = [windows(s.passages, window) for s in states]
@@ -137,6 +143,7 @@ def nuggetize(
     queries: dict[str, str],
     passages: dict[str, list[str]],
     create_prompt: Prompt,
+    *,
     importance_prompt: Prompt,
     backend: TextGenerator,
     window: int = 10,
@@ -152,7 +159,7 @@ def nuggetize(
     """
     llm = CachedBackend(backend, cache)
     states = [QueryState(q, queries[q], ps) for q, ps in passages.items() if ps]
-    create_nuggets(states, create_prompt, llm, window, max_nuggets, retries)
+    create_nuggets(states, create_prompt, llm, window=window, max_nuggets=max_nuggets, retries=retries)
     importance = label_importance(states, importance_prompt, llm, retries)
     banks, errors = [], []
     for s in states:
@@ -211,7 +218,7 @@ def relevant_passages(
     seen: set[tuple[str, str]] = set()
     for q in read_passages(passages):
         if q.queryId not in texts:
-            raise UserError(f"--queries {queries}: no text for query {q.queryId} of {passages}")
+            raise UserError(f"--topics {queries}: no text for query {q.queryId} of {passages}")
         for p in q.paragraphs:
             key = (q.queryId, p.paragraph_id)
             grade = (
@@ -257,8 +264,8 @@ def nuggetize_file(
         texts,
         relevant,
         get_prompt(create_prompt, prompt_files),
-        get_prompt(importance_prompt, prompt_files),
-        backend,
+        importance_prompt=get_prompt(importance_prompt, prompt_files),
+        backend=backend,
         window=window,
         max_nuggets=max_nuggets,
         keep=keep,

@@ -17,7 +17,9 @@ app = phase_app(
 @app.command("generate")
 @opt.option_groups
 def generate(
-    queries: Path = typer.Option(..., "--queries", "-q", help="Queries: JSON {qid: text}, TSV or JSONL."),
+    queries: Path = typer.Option(
+        ..., "--topics", help="Query texts (topics): JSON {qid: text}, TSV or JSONL."
+    ),
     kind: str = typer.Option("questions", "--kind", help="What to generate: questions or nuggets."),
     style: str = typer.Option(
         "dl", "--style", help="dl: break the query into items; car: query title + subtopics from --facets."
@@ -26,7 +28,7 @@ def generate(
         None, "--facets", help="CAR subtopics: TSV qid<TAB>facet_id<TAB>text or JSON {qid: {facet_id: text}}."
     ),
     per_query: int = typer.Option(
-        10, "--per-query", help="Items to ask for per query (the DL prompts' count)."
+        10, "--items-per-query", help="Items to ask for per query (the DL prompts' count)."
     ),
     prompt: str = typer.Option(
         None, "--prompt", help="Prompt name or TOML file. [default: Generate{Questions,Nuggets}{DL,CAR}]"
@@ -48,7 +50,16 @@ def generate(
     from rubric.bank.generate import generate_bank_file
 
     outcome = generate_bank_file(  # the options in the order of the command's
-        queries, output, llm, kind, style, facets, per_query, prompt, prompt_file, test_collection
+        queries,
+        output,
+        llm,
+        kind=kind,
+        style=style,
+        facets=facets,
+        per_query=per_query,
+        prompt=prompt,
+        prompt_files=prompt_file,
+        test_collection=test_collection,
     )
     opt.finish(outcome)
 
@@ -56,10 +67,10 @@ def generate(
 @app.command("nuggetize")
 @opt.option_groups
 def nuggetize(
-    passages: Path = typer.Option(
-        ..., "--passages", "-p", help="Passages file (with judgments, or use --qrels)."
+    passages: Path = typer.Option(..., "--passages", help="Passages file (with judgments, or use --qrels)."),
+    queries: Path = typer.Option(
+        ..., "--topics", help="Query texts (topics): JSON {qid: text}, TSV or JSONL."
     ),
-    queries: Path = typer.Option(..., "--queries", "-q", help="Queries: JSON {qid: text}, TSV or JSONL."),
     qrels: Path = typer.Option(
         None, "--qrels", help="Judgments to use instead of the passages' own (e.g. UMBRELA LLM qrels)."
     ),
@@ -118,7 +129,7 @@ def import_(
     ),
     kind: str = typer.Option("questions", "--kind", help="questions or nuggets (tqa is always questions)."),
     queries: Path = typer.Option(
-        None, "--queries", "-q", help="Query texts to record in the banks. [default: none]"
+        None, "--topics", help="Query texts to record in the banks. [default: none]"
     ),
     tqa_prefix: str = typer.Option(
         "tqa2:", "--tqa-prefix", help="Prefix of query ids made from TQA lesson ids."
@@ -133,7 +144,17 @@ def import_(
     """
     from rubric.bank.importers import import_bank
 
-    info(import_bank(source, output, fmt, kind, queries, tqa_prefix, test_collection))
+    info(
+        import_bank(
+            source,
+            output,
+            fmt=fmt,
+            kind=kind,
+            queries=queries,
+            tqa_prefix=tqa_prefix,
+            test_collection=test_collection,
+        )
+    )
 
 
 @app.command("show")
@@ -162,7 +183,7 @@ def edit(
         None, "--rewrite", help="ITEM_ID=TEXT: new text; the id follows it, info.previous_id keeps the old."
     ),
     kind: str = typer.Option(None, "--kind", help="questions or nuggets, for --add to an empty bank."),
-    queries: Path = typer.Option(None, "--queries", "-q", help="Query texts for queries new to the bank."),
+    queries: Path = typer.Option(None, "--topics", help="Query texts for queries new to the bank."),
     output: OptionalOutputPath = typer.Option(
         None, "--output", "-o", help="Where to write. [default: replace BANK]"
     ),

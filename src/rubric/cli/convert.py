@@ -16,7 +16,9 @@ app = phase_app("Convert runs, qrels, collections, RAG answers and topics into w
 @app.command("runs")
 def runs_command(
     runs_args: list[Path] = typer.Argument(None, metavar="RUN", help=opt.RUN_HELP, show_default=False),
-    queries: Path = typer.Option(..., "--queries", "-q", help="Queries: JSON {qid: text}, TSV or JSONL."),
+    queries: Path = typer.Option(
+        ..., "--topics", metavar="FILE", help="Query texts (topics): JSON {qid: text}, TSV or JSONL."
+    ),
     collection: list[Path] = typer.Option(
         ...,
         "--collection",
@@ -27,7 +29,7 @@ def runs_command(
         "JSON (retrieve_results_*.json).",
     ),
     runs: list[Path] = typer.Option(
-        None, "--runs", "-r", metavar="RUN", help="As the arguments: " + opt.RUN_HELP, show_default=False
+        None, "--run", "-r", metavar="RUN", help="As the arguments: " + opt.RUN_HELP, show_default=False
     ),
     qrels: Path | None = typer.Option(
         None, "--qrels", help="Judgments: every judged passage is pooled with its relevance."
@@ -46,7 +48,7 @@ def runs_command(
     Queries not in the queries file are ignored. Ranks follow trec_eval (score descending as
     32-bit floats, ties by docid descending), not the run's rank column.
 
-    Example: rubric convert runs --queries topics.tsv --collection collection.tsv
+    Example: rubric convert runs --topics topics.tsv --collection collection.tsv
     --qrels qrels.txt --top-k 20 runs/ -o passages.jsonl.gz
     """
     from rubric.convert.pool import pool_file

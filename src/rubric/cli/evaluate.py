@@ -15,6 +15,7 @@ from rubric.cli import options as opt
 from rubric.cli.common import OptionalOutputPath, OutputPath, emit, info, phase_app
 from rubric.cli.meta import meta_command
 from rubric.cli.rag_nuggets import nuggets_command
+from rubric.errors import UserError
 
 if TYPE_CHECKING:
     from rubric.evaluate.report import Rendered
@@ -71,14 +72,14 @@ def qrels_command(
     ),
     facets: bool = typer.Option(
         False,
-        "--facets",
+        "--per-facet",
         help="CAR-style facet qrels: one line per (query facet, passage), query id 'qid/facet' (the "
         "item ids' prefix), labelled from that facet's items, as the original's --qrel-query-facets.",
     ),
     facet_bank: Path | None = typer.Option(
         None,
         "--bank",
-        help="--facets: the facet bank, whose facets every direct grade (and facet-less item) counts for.",
+        help="--per-facet: the facet bank, whose facets every direct grade (and facet-less item) counts for.",
     ),
     prefer: str | None = typer.Option(
         None,
@@ -101,7 +102,16 @@ def qrels_command(
 
     grades = kind.grade_filter()
     notes = write_qrels_file(
-        graded, output, grades, label, min_grade, per_item, facets, facet_bank, prefer, subset.selection
+        graded,
+        output,
+        selection=grades,
+        label=label,
+        min_grade=min_grade,
+        per_item=per_item,
+        facets=facets,
+        facet_bank=facet_bank,
+        prefer=prefer,
+        queries=subset.selection,
     )
     _notes(notes)
 
@@ -246,9 +256,21 @@ def leaderboard_command(
 
     marks = Marks(baseline) if baseline is not None else None
     done = leaderboard_output(
-        qrels, runs, measures, level, complete, judged_only, per_query, fmt, digits, name_from, queries,
-        wide=wide, marks=marks, max_docs=max_docs,
-    )  # fmt: skip
+        qrels,
+        runs,
+        measures,
+        level=level,
+        complete=complete,
+        judged_only=judged_only,
+        per_query=per_query,
+        fmt=fmt,
+        digits=digits,
+        name_from=name_from,
+        queries=queries,
+        wide=wide,
+        marks=marks,
+        max_docs=max_docs,
+    )
     _write(done, output)
 
 
@@ -262,7 +284,7 @@ def cover_command(
     min_grade: int = typer.Option(
         4,
         "--min-grade",
-        "-T",
+        "-t",
         min=0,
         max=5,
         help="An item is answered by a passage graded >= this (1 for answer checks).",
@@ -316,17 +338,17 @@ def cover_command(
 
     done = cover_output(
         graded,
-        fmt,
-        per_query,
-        k,
-        min_grade,
-        kind.grade_filter(),
-        bank,
-        normalized,
-        complete,
-        subset.selection,
-        correct_answered,
-        overall,
+        fmt=fmt,
+        per_query=per_query,
+        k=k,
+        min_grade=min_grade,
+        selection=kind.grade_filter(),
+        bank=bank,
+        normalized=normalized,
+        complete=complete,
+        queries=subset.selection,
+        correct_answered=correct_answered,
+        overall=overall,
     )
     _write(done, output)
 
@@ -339,8 +361,12 @@ def correlate_command(
     leaderboard: Path | None = typer.Option(
         None, "--leaderboard", "-L", help="Our leaderboard TSV (from `rubric evaluate leaderboard`)."
     ),
-    measure: str | None = typer.Option(
-        None, "--measure", help="Measure of the leaderboard TSV to rank by (default: its first)."
+    measures: list[str] = typer.Option(
+        None,
+        "--measure",
+        "-m",
+        help="Measure of the leaderboard TSV to rank by (one; default: its first); with --sweep, the "
+        "measures of the grid (repeatable).",
     ),
     official_measure: str | None = typer.Option(
         None, "--official-measure", help="Score column of an official TSV (default: --measure)."
@@ -354,13 +380,12 @@ def correlate_command(
         "which the original tool did; -1 = full precision).",
     ),
     sweep: bool = typer.Option(
-        False, "--sweep", help="Evaluate and correlate the grid --qrels x --level x -m in one call."
+        False, "--sweep", help="Evaluate and correlate the grid --qrels x --level x --measure in one call."
     ),
     qrels: list[Path] = typer.Option(
         None, "--qrels", help="--sweep: qrels files or directories (repeatable)."
     ),
     runs: list[Path] = typer.Option(None, "--run", "-r", metavar="RUN", help="--sweep: " + opt.RUN_HELP),
-    measures: list[str] = typer.Option(None, "-m", "--metric", help="--sweep: measures (repeatable)."),
     levels: list[int] = typer.Option(
         None, "--level", "-l", min=1, help="--sweep: relevance levels (default 1)."
     ),
@@ -386,8 +411,25 @@ def correlate_command(
     """
     from rubric.evaluate.correlation import SweepGrid, correlation_output
 
+    measure: str | None = None
+    if not sweep:  # one --measure: the leaderboard's column; with --sweep: the grid's measures
+        if len(measures or []) > 1:
+            raise UserError("--measure: give one without --sweep (the leaderboard column to rank by)")
+        measure = measures[0] if measures else None
+        measures = []
     grid = SweepGrid(qrels, runs, measures, levels, query, queries, name_from)
-    _write(correlation_output(official, leaderboard, measure, official_measure, digits, sweep, grid), output)
+    _write(
+        correlation_output(
+            official,
+            leaderboard=leaderboard,
+            measure=measure,
+            official_measure=official_measure,
+            digits=digits,
+            sweep_grid=sweep,
+            grid=grid,
+        ),
+        output,
+    )
 
 
 @app.command("compare")
@@ -438,16 +480,16 @@ def compare_command(
         qrels,
         runs,
         measures,
-        test,
-        correction,
-        baseline,
-        level,
-        complete,
-        n_resamples,
-        seed,
-        alpha,
-        name_from,
-        subset.selection,
+        test=test,
+        correction=correction,
+        baseline=baseline,
+        level=level,
+        complete=complete,
+        n_resamples=n_resamples,
+        seed=seed,
+        alpha=alpha,
+        name_from=name_from,
+        queries=subset.selection,
     )
     _notes(report.notes)
     emit(report.to_tsv(), output)

@@ -72,7 +72,7 @@ def exam_command(
 @opt.option_groups
 def direct_command(
     passages: Path = typer.Argument(..., help=PASSAGES_HELP),
-    queries: Path = typer.Option(..., "--queries", "-q", help="Query texts: JSON, TSV or JSONL; required."),
+    queries: Path = typer.Option(..., "--topics", help="Query texts (topics): JSON, TSV or JSONL; required."),
     prompt: list[str] = typer.Option(
         ...,
         "--prompt",
@@ -84,7 +84,7 @@ def direct_command(
 ) -> None:
     """Grade every (passage, query) pair with direct relevance prompts; grades go into `grades`.
 
-    Example: rubric grade direct passages.jsonl.gz --queries queries.tsv --prompt Sun -o graded.jsonl.gz
+    Example: rubric grade direct passages.jsonl.gz --topics queries.tsv --prompt Sun -o graded.jsonl.gz
     """
     opt.finish(options.grade(passages, prompt, queries=queries, report=info))
 

@@ -7,7 +7,8 @@ grade), which keeps ``rubric evaluate --help`` fast.
 Every command is wrapped by :func:`~rubric.cli.common.guard_outputs` (an output naming an input
 is refused before any work). Errors are one line: a :class:`UserError` or a command-line mistake
 (a missing or out-of-range option) prints ``rubric: error: ...`` and exits with 2. Ctrl-C exits
-with 130 and SIGTERM with 143, after the file being written is cleaned up.
+with 130 and SIGTERM with 143, after the file being written is cleaned up. Old option spellings
+are rewritten first (:mod:`rubric.cli.renames`), with a note on stderr.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import typer
 from rubric import __version__
 from rubric.cli import bank, convert, evaluate, grade, prompts, verify
 from rubric.cli.common import flag, guard_outputs, phase_app
+from rubric.cli.renames import modernize
 from rubric.errors import UserError, printable
 
 PHASES = {
@@ -64,6 +66,8 @@ def _register_phases() -> None:
 
 
 _register_phases()
+# Each group's command names, for the rewrite of old option spellings.
+COMMANDS = {phase: {c.name or "" for c in module.app.registered_commands} for phase, module in PHASES.items()}
 
 
 class Terminated(BaseException):
@@ -106,7 +110,7 @@ def main() -> None:
     """Run the CLI; errors become one line on stderr and exit code 2 (see the module docstring)."""
     signal.signal(signal.SIGTERM, _terminate)
     try:
-        code = command()(standalone_mode=False)
+        code = command()(args=modernize(sys.argv[1:], COMMANDS), standalone_mode=False)
     except UserError as e:  # a message may quote a file: its control characters are shown, not run
         print(f"rubric: error: {printable(e.spelled(flag))}", file=sys.stderr)
         sys.exit(UserError.exit_code)

@@ -125,18 +125,18 @@ def meta_command(
     )
     result = meta_output(
         evaluations,
-        reference,
-        measures,
-        reference_measure,
-        digits,
-        resamples,
-        seed,
-        confidence,
-        fmt,
-        confusion,
-        per_topic,
-        label_runs,
-        subset.selection,
+        reference=reference,
+        measures=measures,
+        reference_measure=reference_measure,
+        digits=digits,
+        resamples=resamples,
+        seed=seed,
+        confidence=confidence,
+        fmt=fmt,
+        confusion=confusion,
+        per_topic=per_topic,
+        label_runs=label_runs,
+        queries=subset.selection,
     )
     emit(result.render(fmt), output)
     for note in result.notes:

@@ -146,7 +146,7 @@ class ChatOptions(ChatSettings):
 
     model: Annotated[
         str,
-        typer.Option("--model", "-m", help="Model name as the server knows it (e.g. gpt-4o, a vLLM model)."),
+        typer.Option("--model", help="Model name as the server knows it (e.g. gpt-4o, a vLLM model)."),
     ]
     api: ApiOptions
     temperature: Annotated[
@@ -266,7 +266,6 @@ class GradeOptions(GradeSettings):
         str | None,
         _opt(
             "--model",
-            "-m",
             help="Hub name, local folder or packaged short name (smollm2-135m, minilm-l6). Default: "
             "google/flan-t5-large for hf-seq2seq, minilm-l6 for embedding; the other backends need one.",
         ),
@@ -395,6 +394,7 @@ def option_groups(command: Callable[..., Any]) -> Callable[..., Any]:
 PromptClass = Annotated[
     str | None,
     typer.Option(
+        "--prompt",
         "--prompt-class",
         "--rating-prompt",
         "-p",

@@ -15,11 +15,10 @@ PROMPT_FILE_HELP = "Your own prompt file (TOML, see docs/prompts.md); repeatable
 
 @app.command("list")
 def list_command(
-    prompt_file: list[Path] = typer.Option(None, "--prompt-file", "-p", help=PROMPT_FILE_HELP),
+    prompt_file: list[Path] = typer.Option(None, "--prompt-file", help=PROMPT_FILE_HELP),
     kind: str | None = typer.Option(
         None,
         "--kind",
-        "-k",
         help="Only prompts of this kind (question, nugget, direct, verify, ...). Default: all.",
     ),
 ) -> None:
@@ -36,7 +35,7 @@ def list_command(
 @app.command("show")
 def show_command(
     name: str = typer.Argument(..., help="Prompt name (e.g. NuggetSelfRatedPrompt), alias or .toml path."),
-    prompt_file: list[Path] = typer.Option(None, "--prompt-file", "-p", help=PROMPT_FILE_HELP),
+    prompt_file: list[Path] = typer.Option(None, "--prompt-file", help=PROMPT_FILE_HELP),
     example: bool = typer.Option(
         False, "--example", "-e", help="Also print the prompt filled with example values. Default: off."
     ),

@@ -24,8 +24,7 @@ def assign_command(
     bank: Path = typer.Option(..., "--bank", "-b", help="Nugget bank (e.g. from `rubric bank nuggetize`)."),
     queries: Path = typer.Option(
         None,
-        "--queries",
-        "-q",
+        "--topics",
         help="Query texts. [default: the answers' topics, else the bank's query_text]",
     ),
     prompt: str = typer.Option(

@@ -56,7 +56,9 @@ def grading_command(
     from rubric.verify.grading import grading_report
 
     texts = _texts(bank)
-    grading_report(graded.selection(), texts, width, table.fmt, table.output, info, answer_prompt)
+    grading_report(
+        graded.selection(), texts, width, fmt=table.fmt, output=table.output, note=info, answer=answer_prompt
+    )
 
 
 @app.command("grid")
@@ -66,7 +68,7 @@ def grid_command(
     answer_prompt: str = ANSWER_OPT,
     bank: list[Path] = BANK_OPT,
     answers: bool = typer.Option(
-        True, "--answers/--no-answers", help="Cells 'grade: answer' (default) or just the grade."
+        True, "--with-answers/--grades-only", help="Cells 'grade: answer' (default) or just the grade."
     ),
     width: int = typer.Option(60, "--width", min=0, help="Cut answers to this many characters (0: all)."),
     table: opt.RowTables = ...,
@@ -82,7 +84,16 @@ def grid_command(
     from rubric.verify.grid import grid_report
 
     texts = _texts(bank)
-    grid_report(graded.selection(), texts, answers, width, table.fmt, table.output, info, answer_prompt)
+    grid_report(
+        graded.selection(),
+        texts,
+        answers=answers,
+        width=width,
+        fmt=table.fmt,
+        output=table.output,
+        note=info,
+        answer=answer_prompt,
+    )
 
 
 @app.command("uncovered")
@@ -111,7 +122,15 @@ def uncovered_command(
     """
     from rubric.verify.uncovered import uncovered_report
 
-    uncovered_report(graded.selection(), min_judgment, min_grade, width, table.fmt, table.output, info)
+    uncovered_report(
+        graded.selection(),
+        min_judgment,
+        min_grade,
+        width=width,
+        fmt=table.fmt,
+        output=table.output,
+        note=info,
+    )
 
 
 @app.command("spurious")
@@ -119,7 +138,7 @@ def uncovered_command(
 def spurious_command(
     graded: opt.GradedOptions = ...,
     max_judgment: int = typer.Option(
-        0, "--max-judgment", "-j", min=0, help="Judged non-relevant up to this level."
+        0, "--max-judgment", min=0, help="Judged non-relevant up to this level."
     ),
     min_grade: int = typer.Option(
         4, "--min-grade", "-t", min=0, max=5, help="A grade from this level counts as high."
@@ -135,7 +154,16 @@ def spurious_command(
     from rubric.verify.spurious import spurious_report
 
     texts = _texts(bank)
-    spurious_report(graded.selection(), max_judgment, min_grade, texts, top, table.fmt, table.output, info)
+    spurious_report(
+        graded.selection(),
+        max_judgment,
+        min_grade,
+        item_texts=texts,
+        top=top,
+        fmt=table.fmt,
+        output=table.output,
+        note=info,
+    )
 
 
 @app.command("agreement")
@@ -153,8 +181,8 @@ def agreement_command(
     ),
     prompt_class: list[str] = typer.Option(
         None,
-        "--prompt-class",
         "--prompt",
+        "--prompt-class",
         "-p",
         help="Prompt class(es) to compare (repeatable: one set of tables each; default: the only one).",
     ),
@@ -233,7 +261,7 @@ def agreement_command(
     report = agreement_report(request, info)
     emit_tables(report.tables, fmt, output)
     if plot is not None:
-        report.draw(plot, by_row, dpi)
+        report.draw(plot, by_row=by_row, dpi=dpi)
         info(f"wrote {plot}")
 
 
@@ -241,8 +269,8 @@ def agreement_command(
 @opt.option_groups
 def impact_command(
     graded: opt.GradedOptions = ...,
-    bank_before: Path = typer.Option(..., "--bank-before", "-a", help="The bank before the edit."),
-    bank_after: Path = typer.Option(..., "--bank-after", "-b", help="The bank after the edit."),
+    bank_before: Path = typer.Option(..., "--bank-before", help="The bank before the edit."),
+    bank_after: Path = typer.Option(..., "--bank-after", help="The bank after the edit."),
     label: opt.Label = "max",
     min_grade: opt.CountFrom = 1,
     needs_grading: OptionalOutputPath = typer.Option(
@@ -263,7 +291,14 @@ def impact_command(
 
     rule = LabelRule.parse(label, min_grade)
     impact_report(
-        graded.selection(), bank_before, bank_after, rule, table.fmt, table.output, needs_grading, info
+        graded.selection(),
+        bank_before,
+        bank_after,
+        rule=rule,
+        fmt=table.fmt,
+        output=table.output,
+        needs_grading=needs_grading,
+        note=info,
     )
 
 
@@ -346,7 +381,7 @@ def sample_command(
     level: opt.Level = 1,
     passages_out: OptionalOutputPath = typer.Option(
         None,
-        "--passages",
+        "--passages-out",
         help="Also write every graded passage ordered by how likely its LLM label is wrong (grade kinds "
         "disagreeing, labels at the -l threshold), to correct first. Not a random sample: not for "
         "`evaluate estimate`.",

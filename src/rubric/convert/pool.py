@@ -56,6 +56,7 @@ def build_pool(
     queries: Queries,
     run_paths: Sequence[Path | RunSource],
     collection: Sequence[Path],
+    *,
     qrels: Qrels | None = None,
     top_k: int = 20,
     name_from: str = "tag",
@@ -148,11 +149,17 @@ def pool_inputs(
     one_of("--name-from", name_from, NAME_FROM)
     run_paths = run_sources(runs, name_from)
     if not run_paths and qrels is None:
-        raise UserError("give at least one run (--runs or arguments) or --qrels")
+        raise UserError("give at least one run (--run or arguments) or --qrels")
     texts = dict(queries) if isinstance(queries, dict) else read_queries(queries)
     judged = read_qrels(qrels) if qrels is not None else None
     return build_pool(
-        texts, run_paths, collection, judged, top_k=top_k, name_from=name_from, allow_missing=allow_missing
+        texts,
+        run_paths,
+        collection,
+        qrels=judged,
+        top_k=top_k,
+        name_from=name_from,
+        allow_missing=allow_missing,
     )
 
 

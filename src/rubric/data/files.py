@@ -38,9 +38,9 @@ import stat
 import sys
 import tempfile
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Protocol
 
 from rubric.errors import UserError
 
@@ -329,7 +329,7 @@ class _Sink(io.RawIOBase):
     After a failure the sink swallows what the layers above still flush while they are closed.
     """
 
-    def __init__(self, target: IO[bytes], name: PathLike, fsync: bool):
+    def __init__(self, target: IO[bytes], name: PathLike, *, fsync: bool):
         self._target = target
         self._fsync = fsync
         self.name = name
@@ -364,7 +364,7 @@ class _Sink(io.RawIOBase):
 class _TextOutput:
     """The layers over a sink: text (UTF-8, ``\\n`` line ends), optionally gzip, a large buffer."""
 
-    def __init__(self, sink: _Sink, compress: bool):
+    def __init__(self, sink: _Sink, *, compress: bool):
         self.sink = sink
         self.buffered = io.BufferedWriter(sink, BUFFER)
         # mtime=0 makes the bytes depend on the content only (reproducible outputs).
@@ -393,8 +393,8 @@ class _TextOutput:
 
 
 @contextlib.contextmanager
-def _text_output(sink: _Sink, compress: bool) -> Iterator[IO[str]]:
-    out = _TextOutput(sink, compress)
+def _text_output(sink: _Sink, *, compress: bool) -> Iterator[IO[str]]:
+    out = _TextOutput(sink, compress=compress)
     try:
         yield out.text
         out.finish()
@@ -404,7 +404,7 @@ def _text_output(sink: _Sink, compress: bool) -> Iterator[IO[str]]:
 
 
 @contextlib.contextmanager
-def _binary_output(sink: _Sink, compress: bool) -> Iterator[IO[bytes]]:
+def _binary_output(sink: _Sink, *, compress: bool) -> Iterator[IO[bytes]]:
     """Bytes (a figure) straight to the sink through a buffer; ``compress`` is never asked for."""
     buffered = io.BufferedWriter(sink, BUFFER)
     try:
@@ -419,7 +419,10 @@ def _binary_output(sink: _Sink, compress: bool) -> Iterator[IO[bytes]]:
         raise
 
 
-Layers = Callable[[_Sink, bool], contextlib.AbstractContextManager[IO]]
+class Layers(Protocol):
+    """What lies between a sink and the writer's caller: text (and gzip) or plain bytes."""
+
+    def __call__(self, sink: _Sink, *, compress: bool) -> contextlib.AbstractContextManager[IO]: ...
 
 
 @contextlib.contextmanager
@@ -464,20 +467,20 @@ def writes_in_place(path: PathLike) -> bool:
 
 
 @contextlib.contextmanager
-def _write_in_place(path: PathLike, compress: bool, layers: Layers = _text_output) -> Iterator[IO]:
+def _write_in_place(path: PathLike, *, compress: bool, layers: Layers = _text_output) -> Iterator[IO]:
     stream = _STD_STREAMS.get(str(path))
     if stream is not None:
         std = sys.stdout if stream == "stdout" else sys.stderr
         std.flush()  # what was printed before comes first
         name = "standard output" if is_stdio(path) else path
-        with layers(_Sink(std.buffer, name, fsync=False), compress) as f:
+        with layers(_Sink(std.buffer, name, fsync=False), compress=compress) as f:
             yield f
         return
     try:
         target = open(path, "wb", buffering=0)
     except OSError as e:
         raise _write_error(path, e) from None
-    with target, layers(_Sink(target, path, fsync=False), compress) as f:
+    with target, layers(_Sink(target, path, fsync=False), compress=compress) as f:
         yield f
 
 
@@ -592,7 +595,7 @@ def outputs_together() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _write_replacing(path: PathLike, compress: bool, layers: Layers = _text_output) -> Iterator[IO]:
+def _write_replacing(path: PathLike, *, compress: bool, layers: Layers = _text_output) -> Iterator[IO]:
     """A regular file: a temporary file in the same folder, renamed over the target when complete
     (or when the :func:`outputs_together` block it belongs to ends)."""
     final = Path(os.path.realpath(path))  # a link stays a link: its target is replaced
@@ -611,7 +614,7 @@ def _write_replacing(path: PathLike, compress: bool, layers: Layers = _text_outp
                 fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(final), suffix=".tmp", dir=final.parent)
             except OSError as e:
                 raise _write_error(path, e) from None
-        with io.FileIO(fd, "wb") as raw, layers(_Sink(raw, path, fsync=True), compress) as f:
+        with io.FileIO(fd, "wb") as raw, layers(_Sink(raw, path, fsync=True), compress=compress) as f:
             yield f
         with _signals_deferred():
             try:
@@ -652,7 +655,7 @@ def open_output(
     check_output(path, inputs)
     compress = wants_gzip(path) if compress is None else compress
     writer = _write_in_place if writes_in_place(path) else _write_replacing
-    with writer(path, compress) as f:
+    with writer(path, compress=compress) as f:
         yield f
 
 
@@ -661,7 +664,7 @@ def write_output_bytes(path: PathLike, data: bytes) -> None:
     if not str(path):
         raise UserError("'': not a file name")
     writer = _write_in_place if writes_in_place(path) else _write_replacing
-    with writer(path, False, _binary_output) as f:
+    with writer(path, compress=False, layers=_binary_output) as f:
         f.write(data)
 
 

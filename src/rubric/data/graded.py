@@ -163,7 +163,7 @@ class _Unusual(Exception):
 _MISSING: Any = object()
 
 
-def _list(d: dict, key: str, required: bool = False) -> list:
+def _list(d: dict, key: str, *, required: bool = False) -> list:
     value = d.get(key, _MISSING)
     if value is _MISSING and not required:
         return []
@@ -186,7 +186,7 @@ def _required(d: dict, key: str, kind: type) -> Any:
     return value
 
 
-def _head(g: Any, direct: bool) -> tuple[GradeKind, bool | None]:
+def _head(g: Any, *, direct: bool) -> tuple[GradeKind, bool | None]:
     """The kind of a grade record and its declared ``is_self_rated``."""
     if type(g) is not dict:
         raise _Unusual
@@ -438,7 +438,12 @@ def query_lines(
 
 
 def _grouped(
-    shown: PathLike, lines: Iterable[tuple[int, str]], chosen: QuerySelection, strict: bool, parse: LineParser
+    shown: PathLike,
+    lines: Iterable[tuple[int, str]],
+    chosen: QuerySelection,
+    *,
+    strict: bool,
+    parse: LineParser,
 ) -> Iterator[tuple[str, list[tuple[int, Any]]]]:
     current: str | None = None
     parts: list[tuple[int, Any]] = []

@@ -85,6 +85,7 @@ def alpha_ndcg(
     items: ItemQrels,
     run: Mapping[str, Mapping[str, float]],
     queries: list[str],
+    *,
     k: int,
     alpha: float = 0.5,
     level: int = 1,

@@ -174,6 +174,7 @@ def assignment_confusion(
 
 def confusion_output(
     assigned: Sequence[str | Path],
+    *,
     reference: Sequence[str] | None = None,
     measures: Sequence[str] | None = None,
     per_topic: str | Path | None = None,

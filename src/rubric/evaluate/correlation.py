@@ -288,6 +288,7 @@ def sweep(
     qrels_paths: list[Path],
     runs: list[Run] | list[Path] | list[RunSource],
     official: OfficialLike,
+    *,
     measures: list[str] | str,
     levels: list[int] = (1,),  # type: ignore[assignment]
     digits: int | None = 4,
@@ -333,11 +334,11 @@ def sweep(
     ]
     first = next(iter(cells.values()))
     only_ours = sorted({r.name for r in runs} - set(off.values))
-    notes = _unranked_notes(ranked, qrels_all, complete) + _nan_notes(tied, ms, qrels_all, digits)
+    notes = _unranked_notes(ranked, qrels_all, complete=complete) + _nan_notes(tied, ms, qrels_all, digits)
     return Sweep(rows, only_ours, first.only_official, notes)
 
 
-def _unranked_notes(runs: list[Run], qrels_all: dict[Path, Qrels], complete: bool) -> list[str]:
+def _unranked_notes(runs: list[Run], qrels_all: dict[Path, Qrels], *, complete: bool) -> list[str]:
     """Runs that rank nothing for some queries of the qrels files (one line per set of queries)."""
     by_queries: dict[frozenset[str], list[Path]] = {}
     for path, qrels in qrels_all.items():
@@ -417,14 +418,15 @@ class SweepGrid:
     def options(self) -> list[tuple[str, object]]:
         """Each field with the option that sets it; the first three are required."""
         return [
-            ("--qrels", self.qrels), ("--run", self.runs), ("-m", self.measures), ("--level", self.levels),
-            ("--query", self.query), ("--queries", self.queries_file),
+            ("--qrels", self.qrels), ("--run", self.runs), ("--measure", self.measures),
+            ("--level", self.levels), ("--query", self.query), ("--queries", self.queries_file),
             ("--name-from", None if self.name_from == "tag" else self.name_from),
         ]  # fmt: skip
 
 
 def correlation_output(
     official: str | Path,
+    *,
     leaderboard: str | Path | None = None,
     measure: str | None = None,
     official_measure: str | None = None,
@@ -454,7 +456,7 @@ def correlation_output(
             run_sources(grid.runs or [], grid.name_from),
             grid.levels or [1],
         )
-        done = sweep(qrels, runs, off, ms, list(levels), rounding, queries=chosen)
+        done = sweep(qrels, runs, off, measures=ms, levels=list(levels), digits=rounding, queries=chosen)
         return Rendered(sweep_tsv(done.rows), done.notes, before=done.left_out())
     if leaderboard is None:
         raise UserError("--leaderboard: give our leaderboard TSV (or use --sweep)")

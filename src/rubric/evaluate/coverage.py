@@ -40,6 +40,7 @@ OVERALL = "_overall_"
 
 def cover(
     passages: list[QueryWithFullParagraphList] | str | Path,
+    *,
     k: int = 20,
     min_grade: int = 4,
     selection: GradeFilter = GradeFilter(),
@@ -97,7 +98,7 @@ def cover(
         best: dict[str, float] = {}  # the `_overall_` row
         runs: set[str] = set()  # every run of the file, also those ranking no evaluated query
         for q in graded.queries():
-            ranked, answered, items = _query_grades(q, kind, min_grade, correct_answered)
+            ranked, answered, items = _query_grades(q, kind, min_grade, correct_answered=correct_answered)
             runs.update(ranked)
             if q.query_id not in evaluated:
                 continue
@@ -128,6 +129,7 @@ def cover(
 
 def cover_output(
     passages: str | Path,
+    *,
     fmt: str = "tsv",
     per_query: bool = False,
     k: int = 20,
@@ -148,22 +150,22 @@ def cover_output(
     selection.check(ITEM_TYPES)
     report = cover(
         passages,
-        k,
-        min_grade,
-        selection,
-        bank,
-        normalized,
-        None,
-        complete,
-        queries,
-        correct_answered,
-        overall,
+        k=k,
+        min_grade=min_grade,
+        selection=selection,
+        bank=bank,
+        normalized=normalized,
+        source=None,
+        complete=complete,
+        queries=queries,
+        correct_answered=correct_answered,
+        overall=overall,
     )
     return Rendered(report.render(fmt, per_query=per_query), report.notes)
 
 
 def _query_grades(
-    q: QueryRecord, kind: GradeKind, min_grade: int, correct_answered: bool
+    q: QueryRecord, kind: GradeKind, min_grade: int, *, correct_answered: bool
 ) -> tuple[dict[str, list[tuple[int, str]]], dict[str, set[str]], set[str]]:
     """One query's rankings per run ``[(rank, passage)]``, the items each passage answers, and
     the items found in its grades."""

@@ -356,8 +356,8 @@ def estimate(
     run_list = load_runs(expand_runs(runs), queries=topics, name_from=name_from)
     if not run_list:
         raise UserError("runs: no run given")
-    llm_values = topic_values(Evaluator(llm, ms, level, complete=True), run_list, topics)
-    human_values = topic_values(Evaluator(human, ms, level, complete=True), run_list, sorted(human))
+    llm_values = topic_values(Evaluator(llm, ms, level=level, complete=True), run_list, topics)
+    human_values = topic_values(Evaluator(human, ms, level=level, complete=True), run_list, sorted(human))
     report = estimate_from_values(llm_values, human_values, confidence=confidence, mode=mode, pairs=pairs)
     notes = [absent_note(absent, llm_where, "selected"), unranked_note(llm_values.results, complete=True)]
     report.notes = [n for n in notes if n]
@@ -376,11 +376,16 @@ def graded_labels(
     from rubric.evaluate.qrels import build_qrels
 
     rule = LabelRule.parse(label, min_grade)
-    llm = build_qrels(graded, grades, rule, queries=queries).to_dict()
+    llm = build_qrels(graded, selection=grades, rule=rule, queries=queries).to_dict()
     reviewed = build_qrels(
-        graded, GradeFilter(HUMAN_PROMPT_CLASS, None, grades.prompt_type), rule, queries=queries
+        graded,
+        selection=GradeFilter(HUMAN_PROMPT_CLASS, None, grades.prompt_type),
+        rule=rule,
+        queries=queries,
     ).to_dict()
-    preferred = build_qrels(graded, grades, rule, queries=queries, prefer=HUMAN_PROMPT_CLASS).to_dict()
+    preferred = build_qrels(
+        graded, selection=grades, rule=rule, queries=queries, prefer=HUMAN_PROMPT_CLASS
+    ).to_dict()
     human = {q: docs for q, docs in preferred.items() if reviewed.get(q)}
     return llm, human
 

@@ -78,6 +78,7 @@ def evaluate(
     qrels: Qrels | str | Path,
     runs: RunsLike,
     measures: Iterable[str | Measure] | str,
+    *,
     level: int = 1,
     complete: bool = False,
     judged_only: bool = False,
@@ -110,7 +111,7 @@ def evaluate(
     qrels = chosen.restrict(loaded)
     settings = (qrels, ms, level, complete, judged_only, items, max_docs)
     results = score_runs(settings, runs, name_from)
-    notes = [absent_note(absent, where, "selected"), unranked_note(results, complete)]
+    notes = [absent_note(absent, where, "selected"), unranked_note(results, complete=complete)]
     return Evaluation(results, [n for n in notes if n])
 
 
@@ -121,13 +122,27 @@ EvaluatorSettings = (
 _worker_evaluator: Evaluator | None = None
 
 
+def _evaluator(settings: EvaluatorSettings) -> Evaluator:
+    """The :class:`Evaluator` of ``settings`` (a tuple, so that worker processes get it pickled)."""
+    qrels, measures, level, complete, judged_only, items, max_docs = settings
+    return Evaluator(
+        qrels,
+        measures,
+        level=level,
+        complete=complete,
+        judged_only=judged_only,
+        items=items,
+        max_docs=max_docs,
+    )
+
+
 def _start_worker(settings: EvaluatorSettings) -> None:
     """A worker process builds its own trec_eval evaluator once (it cannot be pickled)."""
     global _worker_evaluator
     from rubric.data.trec import quiet_worker
 
     quiet_worker()
-    _worker_evaluator = Evaluator(*settings)
+    _worker_evaluator = _evaluator(settings)
 
 
 def _score_file(job: tuple[Path, str | None, frozenset[str]]) -> tuple[QueryValues, Path | None]:
@@ -148,7 +163,7 @@ def score_runs(
     arguments (files, directories, ``NAME=FILE``) or their :func:`~rubric.data.trec.run_sources`.
     Two runs of one name are an error, as in :func:`~rubric.data.trec.read_runs`.
     """
-    evaluator = Evaluator(*settings)  # checks the measures before any run is read
+    evaluator = _evaluator(settings)  # checks the measures before any run is read
     if isinstance(runs, Mapping):
         return [evaluator.evaluate(scores, name) for name, scores in runs.items()]
     queries = frozenset(settings[0])
@@ -188,6 +203,7 @@ def evaluate_runs(
     qrels: Qrels | str | Path,
     runs: RunsLike,
     measures: Iterable[str | Measure] | str,
+    *,
     level: int = 1,
     complete: bool = False,
     judged_only: bool = False,
@@ -195,10 +211,19 @@ def evaluate_runs(
     queries: QuerySelection | Iterable[str] | None = None,
 ) -> list[QueryValues]:
     """Per-query values of every run (:func:`evaluate` without the notes)."""
-    return evaluate(qrels, runs, measures, level, complete, judged_only, name_from, queries).results
+    return evaluate(
+        qrels,
+        runs,
+        measures,
+        level=level,
+        complete=complete,
+        judged_only=judged_only,
+        name_from=name_from,
+        queries=queries,
+    ).results
 
 
-def unranked_note(results: list[QueryValues], complete: bool) -> str | None:
+def unranked_note(results: list[QueryValues], *, complete: bool) -> str | None:
     """One line about runs without a ranking for some qrels queries (trec_eval says nothing)."""
     short = [r for r in results if r.unranked]
     if not short:
@@ -235,6 +260,7 @@ def leaderboard(
     qrels: Qrels | str | Path,
     runs: RunsLike,
     measures: Iterable[str | Measure] | str,
+    *,
     level: int = 1,
     complete: bool = False,
     judged_only: bool = False,
@@ -249,7 +275,16 @@ def leaderboard(
     >>> report = leaderboard("qrels.txt", ["runs/"], ["nDCG@10", "AP(rel=2)"], level=1)  # doctest: +SKIP
     >>> print(report.to_tsv())  # doctest: +SKIP
     """
-    done = evaluate(qrels, runs, measures, level, complete, judged_only, name_from, queries)
+    done = evaluate(
+        qrels,
+        runs,
+        measures,
+        level=level,
+        complete=complete,
+        judged_only=judged_only,
+        name_from=name_from,
+        queries=queries,
+    )
     return report_from(done.results, notes=done.notes)
 
 
@@ -261,6 +296,7 @@ def leaderboard_output(
     qrels: Qrels | str | Path,
     runs: RunsLike,
     measures: list[str],
+    *,
     level: int = 1,
     complete: bool = False,
     judged_only: bool = False,
@@ -269,7 +305,6 @@ def leaderboard_output(
     digits: int = 4,
     name_from: str = "tag",
     queries: Queries = None,
-    *,
     wide: bool = False,
     marks: Marks | None = None,
     max_docs: int | None = None,
@@ -290,11 +325,23 @@ def leaderboard_output(
         raise UserError("--wide: one value per run and measure; not with --per-query")
     if marks is not None and not wide:
         raise UserError("--baseline: marks the cells of the wide table; add --wide")
-    done = evaluate(qrels, runs, measures, level, complete, judged_only, name_from, queries, max_docs)
+    done = evaluate(
+        qrels,
+        runs,
+        measures,
+        level=level,
+        complete=complete,
+        judged_only=judged_only,
+        name_from=name_from,
+        queries=queries,
+        max_docs=max_docs,
+    )
     notes = [*done.notes, f"scored {counted(len(done.results), 'run')}"]
     if fmt == "trec_eval":
         runid = wants_runid(measures)
-        text = "".join(line + "\n" for r in done.results for line in trec_eval_lines(r, per_query, runid))
+        text = "".join(
+            line + "\n" for r in done.results for line in trec_eval_lines(r, per_query=per_query, runid=runid)
+        )
     elif wide:
         from rubric.evaluate.wide import wide_table
 
@@ -302,7 +349,7 @@ def leaderboard_output(
         text = made.table.render(fmt)
         notes += made.notes
     else:
-        text = report_from(done.results).render(fmt, digits, per_query)
+        text = report_from(done.results).render(fmt, digits=digits, per_query=per_query)
     return Rendered(text, notes)
 
 

@@ -196,7 +196,7 @@ def _probe_keys(request: str) -> tuple[str, ...]:
 _PARAM_TEXT = re.compile(r"^[0-9.,=\-]+$")
 
 
-def trec_eval_request(text: str, ignore_case: bool = False) -> tuple[str, str] | None:
+def trec_eval_request(text: str, *, ignore_case: bool = False) -> tuple[str, str] | None:
     """The trec_eval request ``text`` names and ``text`` spelled in trec_eval's case, or None.
 
     ``P.5,10`` asks for itself; an output name asks for the request behind it (``P_10`` ->
@@ -276,7 +276,7 @@ def _ir_registry() -> dict[str, IrMeasure]:
     return dict(ir_measures.measures.registry)
 
 
-def _ir_name(text: str, ignore_case: bool) -> str | None:
+def _ir_name(text: str, *, ignore_case: bool) -> str | None:
     """The ir_measures registry name ``text`` starts with, in ir_measures' case (or None);
     ignoring case, the measure's own name wins over an alias (``ndcg`` -> ``nDCG``, not ``NDCG``)."""
     m = _NAME_PART.match(text)

@@ -124,6 +124,7 @@ def pair_values(
     x: ScoreTable,
     y: ScoreTable,
     measure: str,
+    *,
     reference_measure: str,
     digits: int | None = 4,
     queries: QuerySelection | Iterable[str] | None = None,
@@ -222,6 +223,7 @@ def agreement(
     condition: str,
     measure: str,
     reference_measure: str,
+    *,
     paired: Paired,
     digits: int | None = 4,
     resamples: int = 1000,
@@ -259,7 +261,9 @@ def agreement(
         pairs = paired.pairs
         row.tau_pairs = _tau_b([paired.x[r][t] for r, t in pairs], [paired.y[r][t] for r, t in pairs])
         if resamples > 0:
-            row.intervals = bootstrap(paired, row.per_topic, digits, resamples, seed, confidence)
+            row.intervals = bootstrap(
+                paired, row.per_topic, digits, resamples=resamples, seed=seed, confidence=confidence
+            )
     return row
 
 
@@ -267,6 +271,7 @@ def bootstrap(
     paired: Paired,
     topic_taus: list[TopicTau],
     digits: int | None,
+    *,
     resamples: int,
     seed: int,
     confidence: float,
@@ -478,6 +483,7 @@ def _holds(table: ScoreTable, measure: str) -> bool:
 def meta_evaluate(
     conditions: list[tuple[str, ScoreTable]],
     reference: ScoreTable,
+    *,
     measures: list[str] | None = None,
     reference_measure: str | None = None,
     digits: int | None = 4,
@@ -526,9 +532,20 @@ def meta_evaluate(
                 continue
             mx = table.resolve(m)
             my = fixed or reference.resolve(m)
-            paired, row_notes = pair_values(table, reference, mx, my, digits, queries)
+            paired, row_notes = pair_values(
+                table, reference, mx, reference_measure=my, digits=digits, queries=queries
+            )
             notes += [f"{name}: {n}" for n in row_notes]
-            row = agreement(name, mx, my, paired, digits, resamples, seed, confidence)
+            row = agreement(
+                name,
+                mx,
+                my,
+                paired=paired,
+                digits=digits,
+                resamples=resamples,
+                seed=seed,
+                confidence=confidence,
+            )
             if row.skipped_topics:
                 notes.append(
                     f"{name} ({mx}): {len(row.skipped_topics)} of {row.topics} topics have fewer than 2 "
@@ -542,6 +559,7 @@ def meta_evaluate(
 
 def meta_output(
     evaluations: Sequence[str],
+    *,
     reference: Sequence[str] | None = None,
     measures: Sequence[str] | None = None,
     reference_measure: str | None = None,
@@ -565,7 +583,14 @@ def meta_output(
 
     check_format(fmt, FORMATS)
     if confusion:
-        return confusion_output(evaluations, reference, measures, per_topic, label_runs, queries)
+        return confusion_output(
+            evaluations,
+            reference=reference,
+            measures=measures,
+            per_topic=per_topic,
+            label_runs=label_runs,
+            queries=queries,
+        )
     if not reference:
         raise UserError("--reference: give the reference evaluation (or use --confusion)")
     chosen = QuerySelection.of(queries)
@@ -575,11 +600,11 @@ def meta_output(
     return meta_evaluate(
         conditions,
         ref,
-        list(measures) if measures else None,
-        reference_measure,
-        rounding,
-        resamples,
-        seed,
-        confidence,
-        chosen,
+        measures=list(measures) if measures else None,
+        reference_measure=reference_measure,
+        digits=rounding,
+        resamples=resamples,
+        seed=seed,
+        confidence=confidence,
+        queries=chosen,
     )

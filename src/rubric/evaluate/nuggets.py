@@ -162,7 +162,7 @@ class NuggetReport(Report):
     def sort(self) -> None:
         """Kept as :func:`aggregate` orders the runs (best V_strict first, ties in file order)."""
 
-    def to_json(self, per_query: bool = False) -> str:
+    def to_json(self, *, per_query: bool = False) -> str:
         lines = []
         for r in self.runs_scored:
             entries = [

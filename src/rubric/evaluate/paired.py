@@ -98,6 +98,7 @@ def cohens_d(diffs: list[float]) -> float:
 def compare_scores(
     per_query: dict[str, dict[str, float]],
     measure: str,
+    *,
     test: str = "t",
     correction: str = "holm",
     n_resamples: int = 10_000,

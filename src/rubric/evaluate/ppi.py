@@ -93,7 +93,7 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return np.where(ok, num / np.where(ok, den, 1.0), 0.0)
 
 
-def shrunk_slope(sy, sh, shh, syy, sxy, m, var_all) -> np.ndarray:  # noqa: ANN001 - arrays of sums
+def shrunk_slope(sy, sh, shh, syy, sxy, m, var_all) -> np.ndarray:  # noqa: ANN001, PLR0917 - the formula's sums, in order
     """The ``finite`` PPI++ weight from the sums of ``m`` judged topics' ``y``, ``yhat``,
     ``yhat^2``, ``y^2`` and ``y * yhat``, and the variance of ``yhat`` over all topics.
 

@@ -65,6 +65,7 @@ class QrelsResult:
 
 def build_qrels(
     passages: list[QueryWithFullParagraphList] | str | Path,
+    *,
     selection: GradeFilter = GradeFilter(),
     rule: LabelRule = LabelRule(),
     per_item: bool = False,
@@ -88,7 +89,15 @@ def build_qrels(
     the largest query, for writing huge qrels); the counts are complete once it is exhausted.
     """
     result = QrelsResult()
-    rows = _rows(graded_input(passages, queries, source), selection, rule, per_item, prefer, facets, result)
+    rows = _rows(
+        graded_input(passages, queries, source),
+        selection,
+        rule,
+        per_item=per_item,
+        prefer=prefer,
+        facets=facets,
+        result=result,
+    )
     result.rows = rows if stream else list(rows)
     return result
 
@@ -96,6 +105,7 @@ def build_qrels(
 def write_qrels_file(
     graded: str | Path,
     output: str | Path,
+    *,
     selection: GradeFilter = GradeFilter(),
     label: str = "max",
     min_grade: int = 1,
@@ -117,9 +127,9 @@ def write_qrels_file(
     selection.check()
     rule = LabelRule.parse(label, min_grade)
     if facet_bank is not None and not facets:
-        raise UserError("--bank: only used with --facets")
+        raise UserError("--bank: only used with --per-facet")
     if facets and per_item:
-        raise UserError("--facets: not used with --per-item")
+        raise UserError("--per-facet: not used with --per-item")
     chosen = QuerySelection.of(queries)
     facet_map = None
     if facets:
@@ -127,7 +137,14 @@ def write_qrels_file(
 
         facet_map = bank_facets(read_bank(facet_bank)) if facet_bank is not None else {}
     result = build_qrels(
-        graded, selection, rule, per_item, queries=chosen, prefer=prefer, facets=facet_map, stream=True
+        graded,
+        selection=selection,
+        rule=rule,
+        per_item=per_item,
+        queries=chosen,
+        prefer=prefer,
+        facets=facet_map,
+        stream=True,
     )
     lines = result.write(output)
     absent = absent_note(result.absent, str(graded), "selected")
@@ -138,6 +155,7 @@ def _rows(
     graded: Graded,
     selection: GradeFilter,
     rule: LabelRule,
+    *,
     per_item: bool,
     prefer: str | None,
     facets: FacetMap | None,

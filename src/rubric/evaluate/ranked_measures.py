@@ -56,6 +56,7 @@ def evaluate_ranked(
     measures: list[Measure],
     qrels: Qrels,
     run: Mapping[str, Mapping[str, float]],
+    *,
     queries: list[str],
     level: int,
     judged_only: bool = False,

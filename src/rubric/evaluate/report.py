@@ -93,7 +93,7 @@ class Report:
 
     # --- writers -------------------------------------------------------------------------------
 
-    def long_rows(self, digits: int = 4, per_query: bool = False) -> list[list[str]]:
+    def long_rows(self, digits: int = 4, *, per_query: bool = False) -> list[list[str]]:
         """The header and rows of the long table: ``run measure value stderr n_queries``; with
         ``per_query``: ``run measure query value`` (and the ``all`` row of each score)."""
         if per_query:
@@ -109,20 +109,20 @@ class Report:
         )
         return out
 
-    def to_tsv(self, digits: int = 4, per_query: bool = False) -> str:
+    def to_tsv(self, digits: int = 4, *, per_query: bool = False) -> str:
         """``run measure value stderr n_queries``; with ``per_query``: ``run measure query value``."""
-        return "".join("\t".join(row) + "\n" for row in self.long_rows(digits, per_query))
+        return "".join("\t".join(row) + "\n" for row in self.long_rows(digits, per_query=per_query))
 
-    def to_csv(self, digits: int = 4, per_query: bool = False) -> str:
+    def to_csv(self, digits: int = 4, *, per_query: bool = False) -> str:
         """The rows of :meth:`to_tsv` as CSV (quoted where a run name needs it)."""
         import csv
         import io
 
         buf = io.StringIO()
-        csv.writer(buf, lineterminator="\n").writerows(self.long_rows(digits, per_query))
+        csv.writer(buf, lineterminator="\n").writerows(self.long_rows(digits, per_query=per_query))
         return buf.getvalue()
 
-    def to_dict(self, per_query: bool = False) -> list[dict]:
+    def to_dict(self, *, per_query: bool = False) -> list[dict]:
         rows = []
         for s in self.scores:
             row = {
@@ -137,8 +137,8 @@ class Report:
             rows.append(row)
         return rows
 
-    def to_json(self, per_query: bool = False) -> str:
-        return json.dumps(self.to_dict(per_query), indent=1) + "\n"
+    def to_json(self, *, per_query: bool = False) -> str:
+        return json.dumps(self.to_dict(per_query=per_query), indent=1) + "\n"
 
     def to_latex(self, digits: int = 3) -> str:
         """A booktabs table: one row per run, one column per measure, best value in bold."""
@@ -168,14 +168,14 @@ class Report:
         lines += ["\\bottomrule", "\\end{tabular}"]
         return "\n".join(lines) + "\n"
 
-    def render(self, fmt: str, digits: int = 4, per_query: bool = False) -> str:
+    def render(self, fmt: str, digits: int = 4, *, per_query: bool = False) -> str:
         if fmt == "csv":
-            return self.to_csv(digits, per_query)
+            return self.to_csv(digits, per_query=per_query)
         if fmt == "json":
-            return self.to_json(per_query)
+            return self.to_json(per_query=per_query)
         if fmt == "latex":
             return self.to_latex(min(digits, 3))
-        return self.to_tsv(digits, per_query)
+        return self.to_tsv(digits, per_query=per_query)
 
 
 @dataclass

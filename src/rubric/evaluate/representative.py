@@ -69,7 +69,9 @@ def representative_output(
 
     if top is not None and top < 1:
         raise UserError(f"--top: must be at least 1, got {top}")
-    done = evaluate(qrels, list(runs), [measure], level, complete, False, name_from, None)
+    done = evaluate(
+        qrels, list(runs), [measure], level=level, complete=complete, judged_only=False, name_from=name_from
+    )
     ranked = representative_queries(report_from(done.results))
     shown = ranked[:top] if top is not None else ranked
     lines = ["rank\tquery\ttau\truns"] + [

@@ -76,6 +76,7 @@ def compare(
     qrels: Any,
     runs: Any,
     measures: Iterable[Any] | str,
+    *,
     test: str = "t",
     correction: str = "holm",
     baseline: str | None = None,
@@ -96,11 +97,23 @@ def compare(
 
     one_of("--test", test, TESTS)
     one_of("--correction", correction, CORRECTIONS)
-    done = evaluate(qrels, runs, measures, level, complete, name_from=name_from, queries=queries)
+    done = evaluate(
+        qrels, runs, measures, level=level, complete=complete, name_from=name_from, queries=queries
+    )
     rows = []
     for m in done.results[0].values if done.results else []:
         per_query = {r.run: r.values[m] for r in done.results}
-        rows.extend(compare_scores(per_query, m.label, test, "none", n_resamples, seed, baseline))
+        rows.extend(
+            compare_scores(
+                per_query,
+                m.label,
+                test=test,
+                correction="none",
+                n_resamples=n_resamples,
+                seed=seed,
+                baseline=baseline,
+            )
+        )
     for row, p in zip(rows, adjust([r.p_value for r in rows], correction), strict=True):
         row.p_adjusted = p
     return Comparisons(rows, alpha, list(done.notes))

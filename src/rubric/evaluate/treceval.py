@@ -71,6 +71,7 @@ class Evaluator:
         self,
         qrels: Qrels,
         measures: list[Measure],
+        *,
         level: int = 1,
         complete: bool = False,
         judged_only: bool = False,
@@ -166,12 +167,19 @@ class Evaluator:
                 result.values[m] = column
         if self._ranked:
             result.values.update(
-                evaluate_ranked(self._ranked, self.qrels, scores, queries, self.level, self.judged_only)
+                evaluate_ranked(
+                    self._ranked,
+                    self.qrels,
+                    scores,
+                    queries=queries,
+                    level=self.level,
+                    judged_only=self.judged_only,
+                )
             )
         for m in (m for m in self.measures if m.needs_items):
             assert self.items is not None and m.alpha is not None
             lvl = self.level if m.level is None else m.level
-            result.values[m] = alpha_ndcg(self.items, scores, queries, m.cutoff, m.alpha, lvl)
+            result.values[m] = alpha_ndcg(self.items, scores, queries, k=m.cutoff, alpha=m.alpha, level=lvl)
         result.values = {m: result.values[m] for m in self.measures}  # the order asked for
         return result
 
@@ -183,7 +191,7 @@ def format_value(measure: Measure, value: float) -> str:
     return str(int(round(value))) if measure.is_count else f"{value:.4f}"
 
 
-def trec_eval_lines(result: QueryValues, per_query: bool = False, runid: bool = True) -> list[str]:
+def trec_eval_lines(result: QueryValues, *, per_query: bool = False, runid: bool = True) -> list[str]:
     """The lines trec_eval 9.0.8 prints for these measures (``-q`` adds per-query lines).
 
     ``runid`` prints the run tag line, as trec_eval does when ``runid`` is among the measures

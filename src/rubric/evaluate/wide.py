@@ -74,7 +74,13 @@ def _signs(report: Report, marks: Marks) -> dict[tuple[str, str], str]:
     for m in report.measures:
         per_query = {s.run: s.per_query for s in report.scores if s.measure == m}
         rows = compare_scores(
-            per_query, m, marks.test, marks.correction, marks.resamples, marks.seed, baseline=marks.baseline
+            per_query,
+            m,
+            test=marks.test,
+            correction=marks.correction,
+            n_resamples=marks.resamples,
+            seed=marks.seed,
+            baseline=marks.baseline,
         )
         for row in rows:
             if row.p_adjusted == row.p_adjusted and row.p_adjusted < marks.alpha and row.diff != 0:

@@ -112,6 +112,7 @@ def assign(
     banks: Sequence[TestBank],
     prompt: Prompt,
     backend: TextGenerator,
+    *,
     batch: int = 10,
     retries: int = 2,
     query_texts: dict[str, str] | None = None,
@@ -224,7 +225,14 @@ def assign_file(
     backend, responses = llm.backend()
     texts = read_queries(queries) if queries else None
     records, failures = assign(
-        system_answers, banks, chosen, backend, batch, llm.parse_retries, texts, cache=responses
+        system_answers,
+        banks,
+        chosen,
+        backend,
+        batch=batch,
+        retries=llm.parse_retries,
+        query_texts=texts,
+        cache=responses,
     )
     write_json_lines(output, records)
     runs, nq = len({r["run_id"] for r in records}), len({r["query_id"] for r in records})

@@ -129,6 +129,7 @@ def items_by_query(banks: Iterable[TestBank]) -> dict[str, list]:
 
 def check_prompts(
     prompts: Sequence[Prompt],
+    *,
     direct: bool,
     items: dict[str, list],
     prompt_files: Sequence[Path] = (),
@@ -202,7 +203,11 @@ class Engine:
         self.direct = items is None
         if answer_prompts is None:
             answer_prompts = check_prompts(
-                self.prompts, self.direct, self.items, prompt_files, backend.name if self.pair_mode else None
+                self.prompts,
+                direct=self.direct,
+                items=self.items,
+                prompt_files=prompt_files,
+                pair_backend=backend.name if self.pair_mode else None,
             )
         self.answer_prompts = answer_prompts
 
@@ -301,6 +306,7 @@ class Engine:
         chunk: Sequence[QueryWithFullParagraphList],
         targets: list[list],
         pairs: list[Pair],
+        *,
         progress: bool = False,
     ) -> dict[Pair, Result]:
         """Every pair's answer (or failure) to ``prompt``."""
@@ -450,10 +456,14 @@ class Engine:
                     records.put(passage, records.direct_record(prompt, self.parsers[k], got[0], llm, options))
                 elif prompt.kind == VERIFY_KIND:
                     extract = self.answer_prompts[prompt.name]
-                    records.put(passage, records.verify_record(prompt, extract, targets, got, llm, options))
+                    records.put(
+                        passage,
+                        records.verify_record(prompt, extract, targets, got, llm=llm, options=options),
+                    )
                 else:
                     records.put(
-                        passage, records.exam_record(prompt, self.parsers[k], targets, got, llm, options)
+                        passage,
+                        records.exam_record(prompt, self.parsers[k], targets, got, llm=llm, options=options),
                     )
             paragraphs.append(passage)
         return QueryWithFullParagraphList(queryId=query.queryId, paragraphs=paragraphs)

@@ -124,7 +124,11 @@ class GradeJob:
             items, texts = None, read_queries(self.queries)
         pairs_only = self.backend if issubclass(backend, PairGrader) else None
         answer_prompts = check_prompts(
-            prompts, items is None, items or {}, list(self.prompt_files), pairs_only
+            prompts,
+            direct=items is None,
+            items=items or {},
+            prompt_files=list(self.prompt_files),
+            pair_backend=pairs_only,
         )
         model = self.model or default_model(self.backend)
         check_model_fits(self.backend, model)
@@ -195,7 +199,7 @@ class GradeJob:
     def open_cache(self) -> Any:
         from rubric.llm.cache import open_cache
 
-        return open_cache(self.cache, self.use_cache)
+        return open_cache(self.cache, use=self.use_cache)
 
     def check(self, plan: Plan) -> None:
         """Everything that can be wrong with the inputs (``plan``) and the cache, before any model

@@ -133,7 +133,7 @@ def _launch(
     if ray:
         gpus = job.backend_options.get("device", "auto") != "cpu"
         report(f"grading {workers} shards as Ray tasks, one {'GPU' if gpus else 'CPU'} each")
-        return run_ray(job, workers, gpus, output, report, ray_address)
+        return run_ray(job, workers, gpus=gpus, output=output, report=report, address=ray_address)
     if devices is not None or workers:
         names = parse_devices(devices, workers, job.backend_options.get("device", "auto"))
         report(f"grading with {len(names)} workers on {', '.join(names)}")

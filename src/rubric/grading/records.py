@@ -42,7 +42,7 @@ def prompt_info(prompt: Prompt, **extra: Any) -> PromptInfo:
 
 
 def exam_record(
-    prompt: Prompt, parser: Parser, items: list, got: list[Answer], llm: str, options: dict[str, Any]
+    prompt: Prompt, parser: Parser, items: list, got: list[Answer], *, llm: str, options: dict[str, Any]
 ) -> ExamGrades:
     """The record of a question or nugget prompt for one passage (one answer per item)."""
     grades = [
@@ -79,7 +79,7 @@ def exam_record(
 
 
 def verify_record(
-    prompt: Prompt, extract: Prompt, items: list, got: list[Verdict], llm: str, options: dict[str, Any]
+    prompt: Prompt, extract: Prompt, items: list, got: list[Verdict], *, llm: str, options: dict[str, Any]
 ) -> ExamGrades:
     """Answers from the extraction stage, correct / wrong from the verification stage; questions
     without gold answers are in neither list (see :mod:`rubric.grading.verification`)."""

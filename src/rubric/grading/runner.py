@@ -315,7 +315,16 @@ def grade_file(
         partial = PartialFile(output, fingerprint)
         partial.load(report)
         partial.start()
-        return _run(engine, queries, output, partial, total_pairs, progress_factory, chunk_pairs, report)
+        return _run(
+            engine,
+            queries,
+            output,
+            partial,
+            total_pairs=total_pairs,
+            progress_factory=progress_factory,
+            chunk_pairs=chunk_pairs,
+            report=report,
+        )
 
 
 def _run(
@@ -323,6 +332,7 @@ def _run(
     queries: Iterable[QueryWithFullParagraphList | Kept],
     output: Path,
     partial: PartialFile,
+    *,
     total_pairs: int | None,
     progress_factory: Callable[[int | None], Any] | None,
     chunk_pairs: int,

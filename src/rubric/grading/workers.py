@@ -124,7 +124,7 @@ def die_with_parent(parent: int) -> None:
 
 
 def _worker(
-    job: GradeJob, shard: str, device: str, output: Path, threads: int, parent: int, conn: Connection
+    job: GradeJob, shard: str, device: str, output: Path, *, threads: int, parent: int, conn: Connection
 ) -> None:
     """In a spawned process: grade one shard and send back ("ok", stats) or why it stopped."""
     die_with_parent(parent)
@@ -181,7 +181,8 @@ def run_workers(job: GradeJob, devices: Sequence[str], output: Path, report: Rep
                 receive, send = ctx.Pipe(duplex=False)
                 proc = ctx.Process(
                     target=_worker,
-                    args=(job, f"{i}/{n}", dev, part, threads, os.getpid(), send),
+                    args=(job, f"{i}/{n}", dev, part),
+                    kwargs={"threads": threads, "parent": os.getpid(), "conn": send},
                     name=f"rubric-grade-worker-{i}",
                 )
                 proc.start()
@@ -231,7 +232,7 @@ def _stop(procs: Sequence[Any]) -> None:
 
 
 def run_ray(
-    job: GradeJob, shards: int, gpus: bool, output: Path, report: Report, address: str | None
+    job: GradeJob, shards: int, *, gpus: bool, output: Path, report: Report, address: str | None
 ) -> GradeStats:
     """Run the ``shards`` shards as Ray tasks (one GPU each when ``gpus``) and merge them into ``output``.
 

@@ -64,7 +64,7 @@ def ask_parsed(
                 break
             if attempt:
                 bar.total = (bar.total or 0) + len(pending)  # the re-asks are more prompts
-            pending = _ask_round(llm, requests, parse, pending, attempt, results, bar)
+            pending = _ask_round(llm, requests, parse, pending, attempt=attempt, results=results, bar=bar)
     finally:
         bar.close()
     return results
@@ -75,6 +75,7 @@ def _ask_round(
     requests: Sequence[Request],
     parse: Callable[[int, str], T],
     pending: list[int],
+    *,
     attempt: int,
     results: list[Asked[T]],
     bar: Any,

@@ -50,7 +50,7 @@ def default_cache_path() -> Path:
     return responses_path()
 
 
-def open_cache(path: Path | None = None, use: bool = True) -> ResponseCache | None:
+def open_cache(path: Path | None = None, *, use: bool = True) -> ResponseCache | None:
     """The response cache at ``path`` (default: :func:`default_cache_path`), or None when not
     used; a file that is no sqlite cache is a user error."""
     return ResponseCache(path or default_cache_path()) if use else None

@@ -27,7 +27,7 @@ class CT2Causal(ChatPrompts, CT2Backend):  # type: ignore[misc,override]
         return ct2.Generator(folder, **kwargs)
 
     def _decode_batch(
-        self, rows: list[list[str]], max_new: int, beams: int, first_step: bool
+        self, rows: list[list[str]], max_new: int, beams: int, *, first_step: bool
     ) -> list[tuple[list[int], Any]]:
         out = self.engine.generate_batch(
             rows,

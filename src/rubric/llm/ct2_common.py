@@ -143,7 +143,7 @@ class CT2Backend(ChoiceRater, PromptTokens):
 
     @abstractmethod
     def _decode_batch(
-        self, rows: list[list[str]], max_new: int, beams: int, first_step: bool
+        self, rows: list[list[str]], max_new: int, beams: int, *, first_step: bool
     ) -> list[tuple[list[int], Any]]:
         """Greedy or beam decoding of token-string rows: per row, the new token ids (the end
         token included when ``first_step``) and, when ``first_step``, the first step's logits."""
@@ -212,7 +212,7 @@ class CT2Backend(ChoiceRater, PromptTokens):
             return done
 
         results = self._each_batch(self._texts(requests), step, on_results)
-        generate_the_rest(self, requests, unfinished, probs_of, results, on_results)
+        generate_the_rest(self, requests, unfinished, probs_of, results=results, on_results=on_results)
         return results
 
 

@@ -22,7 +22,7 @@ class CT2Seq2Seq(CT2Backend):
         return ct2.Translator(folder, **kwargs)
 
     def _decode_batch(
-        self, rows: list[list[str]], max_new: int, beams: int, first_step: bool
+        self, rows: list[list[str]], max_new: int, beams: int, *, first_step: bool
     ) -> list[tuple[list[int], Any]]:
         out = self.engine.translate_batch(
             rows,

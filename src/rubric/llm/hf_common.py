@@ -445,7 +445,7 @@ class GenerativeHF(ChoiceRater, PromptTokens):
             return tensor.pin_memory().to(self.device, non_blocking=True)
         return tensor
 
-    def _run(self, batch: dict[str, Any], max_new: int, beams: int, scores: bool = False) -> Any:
+    def _run(self, batch: dict[str, Any], max_new: int, beams: int, *, scores: bool = False) -> Any:
         return self.net.generate(
             **self._inputs(batch),
             max_new_tokens=max_new,
@@ -528,7 +528,7 @@ class GenerativeHF(ChoiceRater, PromptTokens):
             return done
 
         results = self._each_batch(self._texts(requests), step, on_results)
-        generate_the_rest(self, requests, unfinished, probs_of, results, on_results)
+        generate_the_rest(self, requests, unfinished, probs_of, results=results, on_results=on_results)
         return results
 
 
@@ -558,6 +558,7 @@ def generate_the_rest(
     requests: Sequence[Request],
     unfinished: list[int],
     probs_of: dict[int, dict[str, float]],
+    *,
     results: list[Result],
     on_results: OnResults | None,
 ) -> None:

@@ -74,7 +74,7 @@ def _candidates(answer: str) -> list[str]:
     return found
 
 
-def _clean(items: list, unique: bool = True) -> list[str]:
+def _clean(items: list, *, unique: bool = True) -> list[str]:
     out: list[str] = []
     for item in items:
         if isinstance(item, dict):  # {"question": "..."} style entries
@@ -86,18 +86,18 @@ def _clean(items: list, unique: bool = True) -> list[str]:
     return out
 
 
-def parse_list(answer: str, key: str | None = None, unique: bool = True) -> list[str]:
+def parse_list(answer: str, key: str | None = None, *, unique: bool = True) -> list[str]:
     """The list of strings in an LLM answer (``key`` picks it out of a JSON object); repeated
     strings are kept once unless ``unique`` is false (labels repeat)."""
     for candidate in _candidates(answer):
         items = _as_list(_load(candidate), key)
         if items is not None:
-            cleaned = _clean(items, unique)
+            cleaned = _clean(items, unique=unique)
             if cleaned or not items:
                 return cleaned
     lines = [m.group(1) for line in answer.splitlines() if (m := _ITEM_LINE.match(line))]
     if lines:
-        return _clean([re.sub(r",$", "", t) for t in lines], unique)
+        return _clean([re.sub(r",$", "", t) for t in lines], unique=unique)
     raise ParseError(f"no list found in the answer: {answer[:120]!r}")
 
 

@@ -75,6 +75,7 @@ def read_api_key(api_key_file: str | Path | None) -> str:
 
 
 def check_api_options(
+    *,
     concurrency: int = 8,
     rpm: float | None = None,
     max_retries: int = 6,
@@ -108,6 +109,7 @@ class OpenAIChat(ChoiceRater):
     def __init__(
         self,
         model: str,
+        *,
         base_url: str | None = None,
         api_key: str = "EMPTY",
         concurrency: int = 8,
@@ -120,7 +122,15 @@ class OpenAIChat(ChoiceRater):
         retry_cap: float = 60.0,
         progress: bool = True,
     ):
-        check_api_options(concurrency, rpm, max_retries, timeout, retry_base, temperature, max_tokens)
+        check_api_options(
+            concurrency=concurrency,
+            rpm=rpm,
+            max_retries=max_retries,
+            timeout=timeout,
+            retry_base=retry_base,
+            temperature=temperature,
+            max_tokens=max_tokens,
+        )
         super().__init__(model)
         self.base_url = base_url
         self._api_key = api_key
@@ -138,19 +148,20 @@ class OpenAIChat(ChoiceRater):
 
     @classmethod
     def cached(
-        cls, model: str, cache: Path | None = None, use_cache: bool = True, **options: Any
+        cls, model: str, cache: Path | None = None, *, use_cache: bool = True, **options: Any
     ) -> tuple[OpenAIChat, Any]:
         """The backend of :meth:`from_options` and its response cache (opened first, so a file
         that is no cache fails before the API key is read)."""
         from rubric.llm.cache import open_cache
 
-        responses = open_cache(cache, use_cache)
+        responses = open_cache(cache, use=use_cache)
         return cls.from_options(model, **options), responses
 
     @classmethod
     def from_options(
         cls,
         model: str,
+        *,
         base_url: str | None = None,
         api_key_file: str | Path | None = None,
         concurrency: int = 8,
@@ -203,7 +214,7 @@ class OpenAIChat(ChoiceRater):
 
     def generate(self, requests: Sequence[Request], on_results: OnResults | None = None) -> list[Result]:
         """Answers in order; a request that failed after all retries is a Failure."""
-        return run_coroutine(self._run(list(requests), False, on_results))
+        return run_coroutine(self._run(list(requests), logprobs=False, on_results=on_results))
 
     def rate(
         self, requests: Sequence[Request], choices: Sequence[str], on_results: OnResults | None = None
@@ -215,7 +226,7 @@ class OpenAIChat(ChoiceRater):
             if on_results is not None:
                 on_results([(i, _only(r, choices)) for i, r in batch])
 
-        got = run_coroutine(self._run(list(requests), True, keep_choices))
+        got = run_coroutine(self._run(list(requests), logprobs=True, on_results=keep_choices))
         return [_only(r, choices) for r in got]
 
     # -- internals -------------------------------------------------------------------------------
@@ -225,7 +236,7 @@ class OpenAIChat(ChoiceRater):
         return text.replace(self._secret, REDACTED) if self._secret else text
 
     async def _run(
-        self, requests: list[Request], logprobs: bool, on_results: OnResults | None
+        self, requests: list[Request], *, logprobs: bool, on_results: OnResults | None
     ) -> list[Result]:
         import openai  # lazy: keeps `rubric --help` fast
 
@@ -234,12 +245,12 @@ class OpenAIChat(ChoiceRater):
         )
         semaphore = asyncio.Semaphore(self.concurrency)
         pace = _Pacer(self.rpm)
-        bar = _progress(len(requests), self.progress)
+        bar = _progress(len(requests), enabled=self.progress)
         try:
 
             async def one(i: int, request: Request) -> Result:
                 async with semaphore:
-                    result = await self._ask(client, openai, pace, request, logprobs)
+                    result = await self._ask(client, openai, pace, request, want_logprobs=logprobs)
                 if on_results is not None:
                     on_results([(i, result)])
                 bar.update(1)
@@ -251,7 +262,7 @@ class OpenAIChat(ChoiceRater):
             await client.close()
 
     async def _ask(
-        self, client: Any, openai: Any, pace: _Pacer, request: Request, want_logprobs: bool
+        self, client: Any, openai: Any, pace: _Pacer, request: Request, *, want_logprobs: bool
     ) -> Result:
         messages = ([{"role": "system", "content": request.system}] if request.system else []) + [
             {"role": "user", "content": request.user}
@@ -271,7 +282,7 @@ class OpenAIChat(ChoiceRater):
             delay: float | None = None
             try:
                 raw = await client.chat.completions.with_raw_response.create(**kwargs)
-                text, probs = read_reply(raw.http_response.content, logprobs)
+                text, probs = read_reply(raw.http_response.content, want_logprobs=logprobs)
                 return Answer(self.redact(text), probs)
             except (openai.AuthenticationError, openai.PermissionDeniedError) as e:
                 raise UserError(
@@ -321,7 +332,7 @@ class OpenAIChat(ChoiceRater):
         return self.redact(text)[:200]
 
 
-def read_reply(body: bytes, want_logprobs: bool) -> tuple[str, dict[str, float] | None]:
+def read_reply(body: bytes, *, want_logprobs: bool) -> tuple[str, dict[str, float] | None]:
     """The answer text (and first-token probabilities) of a chat-completions reply body.
 
     Raises :class:`BadReply` naming what is wrong; nothing about a reply is taken on trust.
@@ -398,7 +409,7 @@ class _Pacer:
             await asyncio.sleep(start - now)
 
 
-def _progress(total: int, enabled: bool) -> Any:
+def _progress(total: int, *, enabled: bool) -> Any:
     from rubric.llm.progress import progress
 
     return progress(total, "LLM", "prompt", enabled=enabled and total >= 20)

@@ -42,13 +42,13 @@ class ApiSettings:
         from rubric.llm.openai_chat import check_api_options
 
         check_api_options(
-            self.concurrency,
-            self.rpm,
-            self.max_retries,
-            self.timeout,
-            self.retry_base,
-            temperature,
-            max_tokens,
+            concurrency=self.concurrency,
+            rpm=self.rpm,
+            max_retries=self.max_retries,
+            timeout=self.timeout,
+            retry_base=self.retry_base,
+            temperature=temperature,
+            max_tokens=max_tokens,
         )
 
 
@@ -77,7 +77,7 @@ class ChatSettings:
         self.check()
         decoding = {"temperature": self.temperature, "max_tokens": self.max_tokens}
         api = decoding | dataclasses.asdict(self.api)
-        return OpenAIChat.cached(self.model, self.cache, not self.no_cache, **api)
+        return OpenAIChat.cached(self.model, self.cache, use_cache=not self.no_cache, **api)
 
 
 @dataclass

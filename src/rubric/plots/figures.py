@@ -15,6 +15,7 @@ from rubric.plots.scatter import ScatterStyle, meta_scatter
 def meta_figure(
     result: MetaReport | AssignmentConfusion,
     path: str | Path,
+    *,
     label_runs: bool = False,
     look: ScatterStyle | None = None,
     by_row: bool = False,
@@ -25,4 +26,4 @@ def meta_figure(
     if isinstance(result, MetaReport):
         meta_scatter(result.rows, path, result.reference, look=look)
     else:
-        assignment_heatmap(result, path, by_row, look.dpi)
+        assignment_heatmap(result, path, by_row=by_row, dpi=look.dpi)

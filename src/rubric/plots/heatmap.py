@@ -38,7 +38,7 @@ class CountMatrix:
     col_title: str
     cells: list[list[str]] | None = None  # default: the counts, or "percent (count)" by rows
 
-    def text(self, i: int, j: int, by_row: bool = False) -> str:
+    def text(self, i: int, j: int, *, by_row: bool = False) -> str:
         if self.cells is not None:
             return self.cells[i][j]
         if by_row:
@@ -56,7 +56,9 @@ def figure_pixels(panels: list[CountMatrix], dpi: int = DPI) -> tuple[int, int]:
     return round(len(panels) * PANEL_WIDTH * dpi), round(PANEL_HEIGHT * dpi)
 
 
-def count_heatmaps(panels: list[CountMatrix], path: str | Path, by_row: bool = False, dpi: int = DPI) -> None:
+def count_heatmaps(
+    panels: list[CountMatrix], path: str | Path, *, by_row: bool = False, dpi: int = DPI
+) -> None:
     """Draw the panels side by side into ``path`` (.png, .svg or .pdf); ``by_row`` colours each
     cell by its share of the row."""
     fmt = plot_format(path)
@@ -65,12 +67,12 @@ def count_heatmaps(panels: list[CountMatrix], path: str | Path, by_row: bool = F
         axes = fig.subplots(1, len(panels), squeeze=False)[0]
         top = max((c for p in panels for row in p.counts for c in row), default=0) or 1
         for ax, panel in zip(axes, panels, strict=True):
-            _panel(fig, ax, panel, by_row, top)
+            _panel(fig, ax, panel, by_row=by_row, top=top)
         data = render(fig, fmt, dpi)
     write_bytes(path, data)
 
 
-def _panel(fig, ax, panel: CountMatrix, by_row: bool, top: int) -> None:
+def _panel(fig, ax, panel: CountMatrix, *, by_row: bool, top: int) -> None:
     values: Sequence[Sequence[float]] = panel.shares() if by_row else panel.counts
     vmax = 1.0 if by_row else top  # one colour scale for every panel
     image = ax.imshow(values, cmap="Blues", vmin=0, vmax=vmax, aspect="auto")
@@ -79,7 +81,7 @@ def _panel(fig, ax, panel: CountMatrix, by_row: bool, top: int) -> None:
             ax.text(
                 j,
                 i,
-                panel.text(i, j, by_row),
+                panel.text(i, j, by_row=by_row),
                 ha="center",
                 va="center",
                 fontsize=7.5 if by_row else 8,
@@ -100,7 +102,7 @@ def human_label(label: str) -> str:
     return label.replace("_", " ")
 
 
-def assignment_panel(result: AssignmentConfusion, by_row: bool = False) -> CountMatrix:
+def assignment_panel(result: AssignmentConfusion, *, by_row: bool = False) -> CountMatrix:
     """The automatic x manual nugget assignment matrix as a panel: both axes named for what
     they are, the labels spelled alike on both, agreement and kappa in the title."""
     from rubric.evaluate.assignment_agreement import LABELS
@@ -118,7 +120,7 @@ def assignment_panel(result: AssignmentConfusion, by_row: bool = False) -> Count
 
 
 def assignment_heatmap(
-    result: AssignmentConfusion, path: str | Path, by_row: bool = False, dpi: int = DPI
+    result: AssignmentConfusion, path: str | Path, *, by_row: bool = False, dpi: int = DPI
 ) -> None:
     """The automatic x manual nugget assignment matrix (`evaluate meta --confusion`) as a heatmap."""
-    count_heatmaps([assignment_panel(result, by_row)], path, by_row, dpi)
+    count_heatmaps([assignment_panel(result, by_row=by_row)], path, by_row=by_row, dpi=dpi)

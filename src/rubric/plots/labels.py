@@ -41,7 +41,7 @@ def _align(dx: float, dy: float) -> tuple[str, str]:
     return ha, va
 
 
-def _box(px: float, py: float, w: float, h: float, ha: str, va: str) -> Box:
+def _box(px: float, py: float, w: float, h: float, *, ha: str, va: str) -> Box:
     x0 = px if ha == "left" else px - w if ha == "right" else px - w / 2
     y0 = py if va == "bottom" else py - h if va == "top" else py - h / 2
     return Box(x0, y0, x0 + w, y0 + h)
@@ -72,7 +72,9 @@ def place_labels(
     placed: list[Box] = []
     chosen: dict[int, tuple[float, float, str, str]] = {}
     for i in order:
-        spot = _free_spot(anchors[i], sizes[i], r / px_per_pt, px_per_pt, inner, placed, markers)
+        spot = _free_spot(
+            anchors[i], sizes[i], r / px_per_pt, px_per_pt, inner=inner, placed=placed, markers=markers
+        )
         if spot is None:
             return False
         dx, dy, ha, va, box = spot
@@ -105,7 +107,7 @@ def place_labels(
     return True
 
 
-def _free_spot(anchor, size, r_pt, px_per_pt, inner, placed, markers):
+def _free_spot(anchor, size, r_pt, px_per_pt, *, inner, placed, markers):
     """The first (dx, dy, ha, va, box) around ``anchor`` that overlaps nothing, or None."""
     w, h = size
     for radius in RADII:
@@ -115,7 +117,7 @@ def _free_spot(anchor, size, r_pt, px_per_pt, inner, placed, markers):
             ux, uy = math.cos(angle), math.sin(angle)
             ha, va = _align(ux, uy)
             dx, dy = dist * ux, dist * uy
-            box = _box(anchor[0] + dx * px_per_pt, anchor[1] + dy * px_per_pt, w, h, ha, va)
+            box = _box(anchor[0] + dx * px_per_pt, anchor[1] + dy * px_per_pt, w, h, ha=ha, va=va)
             if (
                 box.inside(inner)
                 and not any(box.overlaps(b) for b in placed)

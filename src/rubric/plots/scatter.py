@@ -73,6 +73,7 @@ def meta_scatter(
     rows: list[MetaRow],
     path: str | Path,
     reference: str,
+    *,
     label_runs: bool = False,
     look: ScatterStyle | None = None,
 ) -> None:

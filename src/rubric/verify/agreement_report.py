@@ -72,7 +72,7 @@ class AgreementReport:
     tables: list[Table] = field(default_factory=list)
     agreements: list[Agreement] = field(default_factory=list)
 
-    def draw(self, path: Path, by_row: bool = False, dpi: int | None = None) -> None:
+    def draw(self, path: Path, *, by_row: bool = False, dpi: int | None = None) -> None:
         """The grade x judgment counts as a heatmap, one panel per side, all on the same grades
         and judgment levels; ``by_row`` colours each cell by its share of the grade's passages
         (needs matplotlib)."""
@@ -82,7 +82,7 @@ class AgreementReport:
         top_grade = max(g for ag in self.agreements for g in [0, *ag.grades()])
         top_level = max(j for ag in self.agreements for j in [0, *ag.judgment_levels()])
         panels = [ag.count_matrix(top_grade, top_level) for ag in self.agreements]
-        count_heatmaps(panels, path, by_row, dpi or DPI)
+        count_heatmaps(panels, path, by_row=by_row, dpi=dpi or DPI)
 
 
 def agreement_report(request: AgreementRequest, note: Callable[[str], None]) -> AgreementReport:
@@ -108,13 +108,13 @@ def agreement_report(request: AgreementRequest, note: Callable[[str], None]) -> 
         request.graded,
         request.labels,
         request.judgments,
-        chosen,
-        request.prompt_classes,
-        request.llm,
-        request.prompt_type,
-        rule,
-        mapping,
-        note,
+        chosen=chosen,
+        prompt_classes=request.prompt_classes,
+        llm=request.llm,
+        prompt_type=request.prompt_type,
+        rule=rule,
+        mapping=mapping,
+        note=note,
     )
     report = AgreementReport()
     source = request.judgments or request.graded

@@ -240,7 +240,7 @@ def _apply_reviews(
     return report
 
 
-def check_sources(reviews: ReviewSet, graded: str | Path, digest: str, force: bool) -> list[str]:
+def check_sources(reviews: ReviewSet, graded: str | Path, digest: str, *, force: bool) -> list[str]:
     """Reviews made from another file than ``graded`` (sha256 ``digest``): an error, or with
     ``force`` the warnings to print."""
     other = {sha: names for sha, names in reviews.sources().items() if sha != digest}
@@ -355,7 +355,7 @@ def apply_review_files(
         raise UserError("--bank and --bank-out go together: the bank to edit and where to write it")
     reviews = read_reviews(review_files)
     with rereadable(graded) as readable:  # read twice (its sha256, then the grades): a pipe is copied
-        for line in check_sources(reviews, graded, file_sha256(readable), force):
+        for line in check_sources(reviews, graded, file_sha256(readable), force=force):
             report(f"warning: {line}")
         banks = None
         if bank is not None:

@@ -62,6 +62,7 @@ def grading_report(
     selection: GradedSelection,
     item_texts: dict[str, str] | None,
     width: int,
+    *,
     fmt: str,
     output: Path | None,
     note: Callable[[str], None],
@@ -71,7 +72,12 @@ def grading_report(
     many grades, items and queries it holds; returns those counts."""
     counts: Counter[str] = Counter()
     write_report(
-        selection, lambda m: [grading_table(m, item_texts, width, counts)], fmt, output, note, answer
+        selection,
+        lambda m: [grading_table(m, item_texts, width, counts)],
+        fmt,
+        output=output,
+        note=note,
+        answer=answer,
     )
     note(f"{counts['grades']} grades of {counts['items']} items in {counts['queries']} queries")
     return counts

@@ -54,6 +54,7 @@ def grid_tables(
 def grid_report(
     selection: GradedSelection,
     item_texts: dict[str, str] | None,
+    *,
     answers: bool,
     width: int,
     fmt: str,
@@ -63,4 +64,4 @@ def grid_report(
 ) -> None:
     """`rubric verify grid`: write the grids of the selected grades, one query at a time."""
     build = lambda m: grid_tables(m, item_texts, answers=answers, width=width)  # noqa: E731
-    write_report(selection, build, fmt, output, note, answer)
+    write_report(selection, build, fmt, output=output, note=note, answer=answer)

@@ -58,6 +58,7 @@ def page_data(
     matrix: GradeMatrix,
     item_texts: dict[str, str],
     min_grade: int,
+    *,
     min_judgment: int,
     spurious_min: int = 5,
     source: dict[str, str] | None = None,
@@ -197,7 +198,7 @@ def review_page(
     from rubric.data.files import open_output
     from rubric.verify.review import file_sha256
 
-    with selected_grades(selection, note, answer) as m:
+    with selected_grades(selection, note, answer=answer) as m:
         with open_output(output) as out:
             n_queries, n_passages = write_page(
                 out,

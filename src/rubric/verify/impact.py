@@ -70,9 +70,11 @@ def bank_impact(
     items_of: dict[str, list[tuple[str, str, str, int, str]]] = {}
     for q in matrix.queries:
         if q.query_id in wanted:
-            items_of[q.query_id] = _query_impact(q.query_id, q.passages, a, b, rule, result)
+            items_of[q.query_id] = _query_impact(q.query_id, q.passages, a, b=b, rule=rule, result=result)
     for qid in wanted:
-        result.items.extend(items_of[qid] if qid in items_of else _query_impact(qid, [], a, b, rule, result))
+        result.items.extend(
+            items_of[qid] if qid in items_of else _query_impact(qid, [], a, b=b, rule=rule, result=result)
+        )
     result.changes.sort(key=lambda c: (-abs(c[4] - c[3]), c[0], c[1]))
     return result
 
@@ -81,6 +83,7 @@ def _query_impact(
     qid: str,
     passages: list[PassageGrades],
     a: dict[str, dict[str, str]],
+    *,
     b: dict[str, dict[str, str]],
     rule: LabelRule,
     result: Impact,
@@ -119,6 +122,7 @@ def impact_report(
     selection: GradedSelection,
     bank_before: Path,
     bank_after: Path,
+    *,
     rule: LabelRule,
     fmt: str,
     output: Path | None,
@@ -131,7 +135,7 @@ def impact_report(
     chosen = QuerySelection.of(selection.queries)  # None: every query
     before = list(chosen.select(read_bank(bank_before), lambda b: b.query_id))
     after = list(chosen.select(read_bank(bank_after), lambda b: b.query_id))
-    with selected_grades(selection, note, "rating", items=True) as m:
+    with selected_grades(selection, note, answer="rating", items=True) as m:
         result = bank_impact(m, before, after, rule)
     emit_tables([result.items_table(), result.changes_table()], fmt, output)
     if needs_grading is not None:

@@ -205,7 +205,7 @@ def load_matrix(
     return matrix
 
 
-def query_labels(q: QueryGrades, direct: bool, rule: LabelRule) -> Iterator[tuple[tuple[str, str], int]]:
+def query_labels(q: QueryGrades, *, direct: bool, rule: LabelRule) -> Iterator[tuple[tuple[str, str], int]]:
     """``((query, passage), label)`` of every graded passage of one query under ``rule``."""
     for p in q.passages:
         yield (
@@ -216,7 +216,9 @@ def query_labels(q: QueryGrades, direct: bool, rule: LabelRule) -> Iterator[tupl
 
 def passage_labels(matrix: GradeMatrix, rule: LabelRule) -> dict[tuple[str, str], int]:
     """The relevance label of every graded passage under ``rule`` (direct prompts: their grade)."""
-    return {key: label for q in matrix.queries for key, label in query_labels(q, matrix.direct, rule)}
+    return {
+        key: label for q in matrix.queries for key, label in query_labels(q, direct=matrix.direct, rule=rule)
+    }
 
 
 def query_judgments(q: QueryGrades) -> dict[tuple[str, str], int]:

@@ -37,7 +37,7 @@ class GradedSelection:
 
 @contextmanager
 def selected_grades(
-    selection: GradedSelection, note: Note, answer: str = "auto", items: bool = False
+    selection: GradedSelection, note: Note, *, answer: str = "auto", items: bool = False
 ) -> Iterator:
     """The selected grades as a streamed matrix (``with selected_grades(...) as m``); ``items``:
     the report needs item grades, so a direct prompt is refused. After the report went through
@@ -63,6 +63,7 @@ def write_report(
     selection: GradedSelection,
     tables: Callable[..., Iterable[Table]],
     fmt: str,
+    *,
     output: Path | None,
     note: Note,
     answer: str = "auto",
@@ -70,7 +71,7 @@ def write_report(
 ) -> Iterable[Table]:
     """Write the tables that ``tables(matrix)`` builds from the selected grades (streamed:
     a report over a huge file never holds its whole text); returns what ``tables`` returned."""
-    with selected_grades(selection, note, answer, items) as m:
+    with selected_grades(selection, note, answer=answer, items=items) as m:
         built = tables(m)
         emit_tables(built, fmt, output)
     return built

@@ -55,6 +55,7 @@ def graded_sides(
     source: GradedFile | LoadedGraded,
     prompt_classes: Sequence[str | None],
     llm: str | None,
+    *,
     prompt_type: str | None,
     rule: LabelRule,
     mapping: GradeMap | None,
@@ -78,7 +79,7 @@ def graded_sides(
                 judged = query_judgments(row) if row is not None else {}
             if row is None:
                 continue
-            for key, lab in query_labels(row, kind.prompt_type == "direct", rule):
+            for key, lab in query_labels(row, direct=kind.prompt_type == "direct", rule=rule):
                 if key in judged:
                     found[(mapping(lab) if mapping else lab, judged[key])] += 1
     return [(kind.prompt_class, found) for kind, found in zip(kinds, counts, strict=True)]
@@ -88,6 +89,7 @@ def agreement_sides(
     graded: Path | None,
     labels: Path | None,
     judgments: Path | None,
+    *,
     chosen: QuerySelection,
     prompt_classes: Sequence[str],
     llm: str | None,
@@ -124,4 +126,12 @@ def agreement_sides(
     with graded_input(graded, chosen) as source:
         if line := absent_note(source.absent(), str(graded), "selected"):
             note(line)
-        return graded_sides(source, prompt_classes or [None], llm, prompt_type, rule, mapping, human)
+        return graded_sides(
+            source,
+            prompt_classes or [None],
+            llm,
+            prompt_type=prompt_type,
+            rule=rule,
+            mapping=mapping,
+            human=human,
+        )

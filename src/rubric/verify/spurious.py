@@ -96,6 +96,7 @@ def spurious_report(
     selection: GradedSelection,
     max_judgment: int,
     min_grade: int,
+    *,
     item_texts: dict[str, str] | None,
     top: int,
     fmt: str,
@@ -105,4 +106,4 @@ def spurious_report(
     """`rubric verify spurious`: write the item table of the selected rating grades (a direct
     prompt grades no items and is refused)."""
     build = lambda m: [spurious_table(m, max_judgment, min_grade, item_texts, top)]  # noqa: E731
-    write_report(selection, build, fmt, output, note, "rating", items=True)
+    write_report(selection, build, fmt, output=output, note=note, answer="rating", items=True)

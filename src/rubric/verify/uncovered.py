@@ -50,6 +50,7 @@ def uncovered_report(
     selection: GradedSelection,
     min_judgment: int,
     min_grade: int,
+    *,
     width: int,
     fmt: str,
     output: Path | None,
@@ -58,6 +59,6 @@ def uncovered_report(
     """`rubric verify uncovered`: write the table of the selected rating grades, then note its
     counts (known only once the rows went out)."""
     build = lambda m: [uncovered_table(m, min_judgment, min_grade, width)]  # noqa: E731
-    (found,) = write_report(selection, build, fmt, output, note, "rating")
+    (found,) = write_report(selection, build, fmt, output=output, note=note, answer="rating")
     note(found.notes[0])
     return found

@@ -1,0 +1,105 @@
+"""Old option spellings, accepted for one release with a one-line note on stderr.
+
+Issue 24 gave every option one meaning across the CLI: ``--topics FILE`` is the query *texts*
+input, ``--query ID`` / ``--queries FILE`` the subset filter everywhere; ``-m`` is ``--measure``,
+``-p`` is ``--prompt``, ``-q`` is ``--per-query`` (all as trec_eval spells them). The spellings
+those renames replaced are rewritten here, per command, before Typer parses the command line, so
+the commands declare only the new names (``--help`` shows only those) and one table says what
+goes in the next release. A short flag is kept only where it is unambiguous in that command (it
+has no new meaning there): ``-m`` for ``--model`` stays in the commands that take no measure.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+
+_TOPICS = {"--queries": "--topics", "-q": "--topics"}
+_MODEL = {"-m": "--model"}
+
+# (group, command) -> {old spelling: new spelling}
+RENAMED: dict[tuple[str, str], dict[str, str]] = {
+    ("convert", "runs"): {**_TOPICS, "--runs": "--run"},
+    ("bank", "generate"): {**_TOPICS, **_MODEL, "--per-query": "--items-per-query"},
+    ("bank", "nuggetize"): {**_TOPICS, **_MODEL, "-p": "--passages"},
+    ("bank", "import"): _TOPICS,
+    ("bank", "edit"): _TOPICS,
+    ("grade", "direct"): {**_TOPICS, **_MODEL},
+    ("grade", "exam"): _MODEL,
+    ("grade", "assign"): {**_TOPICS, **_MODEL},
+    ("verify", "grid"): {"--answers": "--with-answers", "--no-answers": "--grades-only"},
+    ("verify", "spurious"): {"-j": "--max-judgment"},
+    ("verify", "impact"): {"-a": "--bank-before", "-b": "--bank-after"},
+    ("evaluate", "qrels"): {"--facets": "--per-facet"},
+    ("evaluate", "cover"): {"-T": "--min-grade"},
+    ("evaluate", "correlate"): {"--metric": "--measure"},
+    ("prompts", "list"): {"-p": "--prompt-file", "-k": "--kind"},
+    ("prompts", "show"): {"-p": "--prompt-file"},
+}
+
+
+# A group whose first argument, when it names none of its commands, goes to this command.
+DEFAULT_COMMAND = {"grade": "exam"}
+
+
+def _command(args: Sequence[str], commands: dict[str, set[str]]) -> tuple[tuple[str, str], int] | None:
+    """The (group, command) an argument list names and where its options start; ``commands``:
+    each group's command names (``rubric grade PASSAGES ...`` is ``grade exam``)."""
+    if not args or args[0].startswith("-"):
+        return None
+    group = args[0]
+    if len(args) > 1 and args[1] in commands.get(group, ()):
+        return (group, args[1]), 2
+    if group in DEFAULT_COMMAND and len(args) > 1 and args[1] not in ("-h", "--help"):
+        return (group, DEFAULT_COMMAND[group]), 1
+    return None
+
+
+def _rename(arg: str, table: dict[str, str]) -> tuple[str, str] | None:
+    """The new spelling of one argument and the old option it used; None when it is not old.
+
+    ``--old=value`` and a short flag with its value attached (``-qtopics.tsv``) are renamed too.
+    """
+    if arg in table:
+        return table[arg], arg
+    if arg.startswith("--") and "=" in arg:
+        name, value = arg.split("=", 1)
+        if name in table:
+            return f"{table[name]}={value}", name
+    elif len(arg) > 2 and arg[0] == "-" and arg[1] != "-" and arg[:2] in table:
+        return f"{table[arg[:2]]}={arg[2:]}", arg[:2]
+    return None
+
+
+def modernize(
+    args: Sequence[str], commands: dict[str, set[str]], note: Callable[[str], None] | None = None
+) -> list[str]:
+    """``args`` (without the program name) with the old spellings of its command replaced; each
+    old spelling used is noted once (``note``, default: a line on stderr). ``commands``: each
+    group's command names. Nothing after ``--`` is touched."""
+    found = _command(args, commands)
+    table = RENAMED.get(found[0]) if found else None
+    if not found or not table:
+        return list(args)
+    (command, start) = found
+    say = note or (lambda line: print(line, file=sys.stderr, flush=True))
+    out: list[str] = list(args[:start])
+    noted: set[str] = set()
+    rest = list(args[start:])
+    for i, arg in enumerate(rest):
+        if arg == "--":
+            out += rest[i:]
+            break
+        renamed = _rename(arg, table)
+        if renamed is None:
+            out.append(arg)
+            continue
+        new, old = renamed
+        out.append(new)
+        if old not in noted:
+            noted.add(old)
+            say(
+                f"rubric: note: {old} in '{' '.join(command)}' is now {table[old]}; "
+                "the old spelling goes in the next release"
+            )
+    return out
