@@ -19,8 +19,8 @@ Two modes:
 from the ``N`` topics, and the target is their finite mean. Under that design the estimate is
 unbiased for any fixed ``lam`` (it is the difference estimator of survey sampling), and its
 variance is ``(1 - n/N) * S^2 / n`` with ``S^2`` the variance of ``y - lam * yhat`` over the
-topics. The interval uses Student's t with ``n - 1`` degrees of freedom, since ``n`` is small,
-and that finite-population correction.
+topics. For a fixed ``lam`` the interval uses Student's t with ``n - 1`` degrees of freedom,
+since ``n`` is small, and that finite-population correction.
 
 The PPI++ weight is estimated from the same few judged topics, and using it on the topics it
 was learnt from costs coverage (the textbook variance at the fitted weight covered the true mean
@@ -33,10 +33,11 @@ only 91% of the time at 95% nominal on TREC DL). Three things keep the interval 
 * The weight is **shrunk by its own evidence** (:func:`shrunk_slope`): the LLM values' variance
   over all topics is known, so only their covariance with the human values is estimated, and
   the slope ``b`` with standard error ``se`` becomes ``lam = b * max(0, 1 - (q / t)^2)``,
-  ``t = b / se``, ``q`` the t quantile (``m - 2`` degrees of freedom) at the interval's own
-  confidence; clipped to [0, 1]. A slope the judged topics cannot tell from 0 at that level is
-  not used at all (the human-only estimate), and one they pin down is used almost whole. (The
-  loss-minimising ``1 - se^2 / b^2`` used before spent a noisy weight whenever ``t > 1``.)
+  ``t = b / se``, ``q`` the t quantile (``m - 2`` degrees of freedom for a slope from ``m``
+  topics) at the interval's own confidence; clipped to [0, 1]. A slope the judged topics
+  cannot tell from 0 at that level is not used at all (the human-only estimate), and one they
+  pin down is used almost whole. (The loss-minimising ``1 - se^2 / b^2`` used before spent a
+  noisy weight whenever ``t > 1``.)
 * The fitted weight **spends degrees of freedom**: the variance is ``(1 - n/N) * sum((terms -
   mean)^2) / ((n - 1 - k) * n)`` with a t quantile on ``n - 1 - k`` degrees of freedom, where
   ``k`` in [0, 1] is the mean share ``lam_(-i) / b_(-i)`` of the fitted slope that the terms
@@ -47,7 +48,7 @@ only 91% of the time at 95% nominal on TREC DL). Three things keep the interval 
 
 Why these and not others (docs/validation.md has the numbers, seeds 0, 1 and 2): with the old
 weight, ``n - 1`` degrees of freedom cost up to 1.8 points of coverage against human only; a
-fixed ``n - 2`` fixes coverage but makes PPI++ up to 16% wider than human only at ``n = 5``; a
+fixed ``n - 2`` nearly fixes coverage but makes PPI++ up to 16% wider than human only at ``n = 5``; a
 jackknife of the whole cross-fit estimator (leave one judged topic out, refit everything) is
 itself noisy and up to 12% wider; a weight fixed at the best all-topic slope still lost
 coverage on skewed AP values, so the rest is the t interval's own small-sample limit, which
