@@ -76,6 +76,8 @@ def test_library_equals_the_command_and_ppi_py_mode(tmp_path, inputs):
     assert out.read_text().startswith("# estimates\nrun\tmeasure\tn_judged")
     other = rubric.estimate([TINY / "runs"], llm, human, ["nDCG@10"], level=2, mode="ppi_py")
     assert "normal quantile" in other.method()
+    n = report.n_judged
+    assert f"Student t ({n - 1} df; PPI++ {n - 1} - k" in report.method()
     assert [r.human[0] for r in other.rows] == pytest.approx([r.human[0] for r in report.rows])
 
 

@@ -67,50 +67,61 @@ def test_ppi_py_weight_equals_ppi_py():
 
 
 def _direct(y, yhat, llm_all, confidence):
-    """The finite mode written out loop by loop, with scipy's t quantile."""
+    """The finite mode written out loop by loop, with scipy's t quantiles: each judged topic's
+    term uses the slope learnt without it, shrunk by its t statistic against the t quantile at
+    the interval's own level; PPI++ spends the mean used share of those slopes as degrees of
+    freedom (n - 1 - k)."""
     n, n_all = len(y), len(llm_all)
     mu = sum(llm_all) / n_all
-    q = stats.t.ppf(1 - (1 - confidence) / 2, n - 1)
+    upper = 1 - (1 - confidence) / 2
     fpc = 1 - n / n_all
 
     mean_all = sum(llm_all) / n_all
     var_all = sum((h - mean_all) ** 2 for h in llm_all) / (n_all - 1)
 
     def slope(ys, hs):
+        """(fitted slope b, weight used)."""
         m = len(ys)
+        if m < 2 or var_all <= 1e-15:  # no slope from one topic
+            return 0.0, 0.0
         my, mh = sum(ys) / m, sum(hs) / m
-        sxy = sum((a - my) * (h - mh) for a, h in zip(ys, hs, strict=True)) / max(m - 1, 1)
-        if var_all <= 1e-15:
-            return 0.0
+        sxy = sum((a - my) * (h - mh) for a, h in zip(ys, hs, strict=True)) / (m - 1)
         b = sxy / var_all
         resid = sum((a - my - b * (h - mh)) ** 2 for a, h in zip(ys, hs, strict=True)) / max(m - 2, 1)
-        se2 = resid / (max(m - 1, 1) * var_all)
-        keep = max(0.0, 1 - se2 / (b * b)) if b != 0 else 0.0
-        return min(1.0, max(0.0, b * keep))
+        se2 = resid / ((m - 1) * var_all)
+        q = stats.t.ppf(upper, max(m - 2, 1))
+        keep = max(0.0, 1 - q * q * se2 / (b * b)) if b * b > 1e-15 else 0.0
+        return b, min(1.0, max(0.0, b * keep))
 
     out = {}
     census = n == n_all  # every topic judged: the human mean, no weight
-    for name, rule in (("human", lambda ys, hs: 0.0), ("ppi", lambda ys, hs: 1.0), ("ppipp", slope)):
+    rules = (("human", lambda ys, hs: (0.0, 0.0)), ("ppi", lambda ys, hs: (0.0, 1.0)), ("ppipp", slope))
+    for name, rule in rules:
         if census and name == "ppipp":
-            rule = lambda ys, hs: 0.0  # noqa: E731
-        terms = []
+            rule = lambda ys, hs: (0.0, 0.0)  # noqa: E731
+        terms, used = [], []
         for i in range(n):  # cross-fit: topic i's weight is learnt without topic i
             ys = [a for j, a in enumerate(y) if j != i]
             hs = [h for j, h in enumerate(yhat) if j != i]
-            terms.append(y[i] - rule(ys, hs) * (yhat[i] - mu))
+            b, lam = rule(ys, hs)
+            terms.append(y[i] - lam * (yhat[i] - mu))
+            used.append(lam / b if b > 0 else 0.0)
+        df = n - 1 - (sum(used) / n if name == "ppipp" else 0.0)
         value = sum(terms) / n
-        var = fpc * sum((t - value) ** 2 for t in terms) / (n - 1) / n
+        var = fpc * sum((t - value) ** 2 for t in terms) / df / n
+        q = stats.t.ppf(upper, df)
         out[name] = (value, value - q * math.sqrt(var), value + q * math.sqrt(var))
     return out
 
 
 @pytest.mark.parametrize("seed", range(6))
-@pytest.mark.parametrize("n", [2, 5, 12, 40])
-def test_finite_mode_equals_the_direct_formula(seed, n):
+@pytest.mark.parametrize("n", [2, 3, 5, 12, 40])
+@pytest.mark.parametrize("confidence", [0.9, 0.95])
+def test_finite_mode_equals_the_direct_formula(seed, n, confidence):
     truth, llm, judged = _data(seed, n, 40, noise=0.02 + 0.1 * seed)
     y, yhat = list(truth[judged]), list(llm[judged])
-    est = estimate_means(truth[judged], llm[judged], llm, 0.95)
-    ref = _direct(y, yhat, list(llm), 0.95)
+    est = estimate_means(truth[judged], llm[judged], llm, confidence)
+    ref = _direct(y, yhat, list(llm), confidence)
     for name in ("human", "ppi", "ppipp"):
         e = getattr(est, name)
         assert (float(e.value), float(e.low), float(e.high)) == pytest.approx(ref[name], abs=1e-9)
@@ -135,12 +146,52 @@ def test_every_topic_judged_gives_the_exact_mean():
         assert float(e.width) == pytest.approx(0.0, abs=1e-12)
 
 
-def test_perfect_llm_labels_give_weight_one_and_no_width():
+def test_perfect_llm_labels_give_a_large_weight_and_a_narrow_interval():
+    """The slope is learnt against the known all-topic variance, so even perfect labels give a
+    slope with some noise, which the shrinkage pays for; the interval is still a fraction of
+    the human-only one and holds the truth."""
     truth, _, judged = _data(2, 8, 40)
     est = estimate_means(truth[judged], truth[judged], truth, 0.95)
-    assert float(est.ppipp.weight) == pytest.approx(1.0)
-    assert float(est.ppipp.value) == pytest.approx(truth.mean(), abs=1e-12)
-    assert float(est.ppipp.width) == pytest.approx(0.0, abs=1e-9)
+    assert float(est.ppipp.weight) > 0.7
+    assert float(est.ppipp.width) < 0.2 * float(est.human.width)
+    assert float(est.ppipp.low) <= truth.mean() <= float(est.ppipp.high)
+
+
+def test_a_slope_it_cannot_tell_from_zero_is_not_used():
+    """Labels that track the truth only weakly: at 5 judged topics the slope is not significant
+    at the interval's level, so PPI++ is the human-only interval (weight 0, n - 1 degrees of
+    freedom); with all but a few topics judged the same labels do get a weight."""
+    rng = np.random.default_rng(7)
+    truth = rng.beta(2, 3, 60)
+    llm = np.clip(0.3 * truth + rng.normal(0, 0.15, 60), 0, 1)
+    est = estimate_means(truth[:5], llm[:5], llm, 0.95)
+    assert float(est.ppipp.weight) == 0.0
+    assert (float(est.ppipp.low), float(est.ppipp.high)) == (float(est.human.low), float(est.human.high))
+    est = estimate_means(truth[:50], llm[:50], llm, 0.95)
+    assert float(est.ppipp.weight) > 0.0
+
+
+def test_a_used_slope_costs_degrees_of_freedom():
+    """With the same cross-fit terms, PPI++'s interval is wider than the fixed-weight formula
+    (n - 1 degrees of freedom) would make it: the quantile and the variance use n - 1 - k,
+    k in (0, 1] the share of the slopes used."""
+    truth, llm, judged = _data(5, 10, 40, noise=0.05)
+    y, yhat = truth[judged], llm[judged]
+    est = estimate_means(y, yhat, llm, 0.95)
+    assert float(est.ppipp.weight) > 0.5
+    var_all = llm.var(ddof=1)
+    terms = []
+    for i in range(10):
+        ys, hs = np.delete(y, i), np.delete(yhat, i)
+        sums = (ys.sum(), hs.sum(), (hs * hs).sum(), (ys * ys).sum(), (ys * hs).sum())
+        terms.append(y[i] - float(shrunk_slope(*sums, 9, var_all)) * (yhat[i] - llm.mean()))
+    terms = np.array(terms)
+    assert float(est.ppipp.value) == pytest.approx(terms.mean(), abs=1e-12)
+    fixed = stats.t.ppf(0.975, 9) * math.sqrt((1 - 10 / 40) * terms.var(ddof=1) / 10)
+    half = float(est.ppipp.high - est.ppipp.value)
+    # between n - 1 (k = 0) and n - 2 (k = 1) degrees of freedom, strictly
+    at_n2 = stats.t.ppf(0.975, 8) * math.sqrt((1 - 10 / 40) * (terms.var(ddof=1) * 9 / 8) / 10)
+    assert fixed < half < at_n2
 
 
 def test_useless_llm_labels_fall_back_to_the_human_mean():
@@ -169,3 +220,29 @@ def test_shrunk_slope_is_the_exact_slope_when_it_is_sure():
     y = 0.7 * x + 0.1
     sums = (y.sum(), x.sum(), (x * x).sum(), (y * y).sum(), (x * y).sum())
     assert float(shrunk_slope(*sums, 20, x.var(ddof=1))) == pytest.approx(0.7)
+
+
+def test_two_judged_topics_learn_no_slope():
+    """Each cross-fit slope would come from one topic, which has no spread: the weight is 0 and
+    the interval the human-only one, finite, even when the labels are perfect."""
+    truth, _, judged = _data(3, 2, 30)
+    est = estimate_means(truth[judged], truth[judged], truth, 0.95)
+    assert float(est.ppipp.weight) == 0.0
+    assert np.isfinite(float(est.ppipp.width))
+    assert float(est.ppipp.width) == pytest.approx(float(est.human.width), abs=1e-12)
+
+
+@pytest.mark.parametrize(("noise", "most"), [(0.05, 0.6), (0.1, 0.8), (0.2, 1.0)])
+def test_coverage_and_gain_over_random_draws(noise, most):
+    """Over 1,000 draws of 10 judged topics of 60 (10 runs): PPI++ covers the all-topic mean at
+    least as often as 0.93 (95% nominal) and, the closer the LLM labels track the human ones,
+    the narrower it is than human only; the significance rule and the degrees of freedom must
+    not take the gain of good labels away."""
+    from rubric.evaluate.ppi_study import study
+
+    rng = np.random.default_rng(0)
+    human = rng.beta(2, 3, (10, 60))
+    llm = np.clip(human + rng.normal(0, noise, human.shape), 0, 1)
+    s = study(human, llm, 10, draws=1000, seed=1)
+    assert s.mean_coverage("ppi++") >= 0.93
+    assert s.width["ppi++"] <= most * s.width["human"]

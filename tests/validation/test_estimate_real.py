@@ -3,9 +3,9 @@ truth and each released phase-3 LLM qrels file as the LLM labels: the numbers of
 docs/validation.md (benchmarks/validate_estimate.py, 1,000 draws, seed 0; deterministic).
 
 The issue's targets: mean coverage over runs >= 0.93 at n = 10 and 20, and PPI++ mean width <=
-1.02 x the human-only mean width at every n. Every cell meets them except the one listed in
-``EXCEPTIONS`` (and in docs/validation.md), held to the bound measured there: DL20,
-NuggetSelfRatedPrompt, AP, n = 10 covers 0.928 on average over the 15 runs (human only 0.941)."""
+1.02 x the human-only mean width at every n; every cell meets them (the least mean coverage is
+0.935). Also pinned: PPI++ never covers less than human only by more than the Monte-Carlo noise
+of 1,000 draws, since its weight may not buy width with coverage."""
 
 from __future__ import annotations
 
@@ -27,11 +27,6 @@ def _script():
     return module
 
 
-EXCEPTIONS = {  # (collection, qrels, measure, n): (least mean coverage, largest width ratio)
-    ("DL20", "NuggetSelfRatedPrompt", "AP(rel=2)", 10): (0.927, 1.02),
-}
-
-
 @pytest.mark.parametrize("collection", ["dl19", "dl20"])
 def test_coverage_and_width(shared, collection):
     data = shared("anserini-tools", "qrels.dl19-passage.txt").parents[1]
@@ -40,9 +35,9 @@ def test_coverage_and_width(shared, collection):
     assert len(c.llm) == 8
     for x in script.rows(c, draws=1000, seed=0):
         what = f"{c.name} {x.qrels} {x.measure} n={x.n}"
-        coverage, ratio = EXCEPTIONS.get((c.name, x.qrels, x.measure, x.n), (0.93, 1.02))
         if x.n in (10, 20):
-            assert x.cov_ppipp[1] >= coverage, what
-        assert x.width_ppipp <= ratio * x.width_human, what
+            assert x.cov_ppipp[1] >= 0.93, what
+        assert x.cov_ppipp[1] >= x.cov_human[1] - 0.01, what
+        assert x.width_ppipp <= 1.02 * x.width_human, what
         if x.n == 10:  # human labels alone need at least as many topics for PPI++'s width
             assert x.human_n is not None and x.human_n >= 10, what

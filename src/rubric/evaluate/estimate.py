@@ -142,8 +142,9 @@ class EstimateReport:
         if self.mode == "ppi_py":
             return f"{level}: normal quantile, no finite-population correction (as ppi_py)"
         return (
-            f"{level}: Student t ({self.n_judged - 1} df), finite-population correction "
-            f"1 - {self.n_judged}/{self.n_topics}; PPI++ weight clipped to [0, 1]"
+            f"{level}: Student t ({self.n_judged - 1} df; PPI++ {self.n_judged - 1} - k, k the share "
+            f"of its slope used), finite-population correction 1 - {self.n_judged}/{self.n_topics}; "
+            "PPI++ weight cross-fit, used only where significant, clipped to [0, 1]"
         )
 
     def header_notes(self) -> list[str]:
