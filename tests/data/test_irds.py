@@ -82,3 +82,30 @@ def test_unknown_empty_and_unreadable_datasets(tmp_path):
         UserError, match=rf"^irds:{name}: ir_datasets could not provide the relevance judgments: "
     ):
         read_qrels(f"irds:{name}")
+
+
+def test_convert_runs_and_leaderboard_from_an_ir_datasets_id(cli, tmp_path, dataset):
+    """`convert runs` with topics, passage texts and qrels from one dataset id writes the same
+    passages file as with the dataset's own files; `evaluate leaderboard --qrels irds:ID` prints
+    the same leaderboard as with the qrels file."""
+    from rubric.data.jsonl import read_passages
+
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 d1 1 3.0 r\nq1 Q0 d4 2 2.0 r\nq2 Q0 d3 1 1.0 r\nq2 Q0 d2 2 0.5 r\n")
+    ds, src = f"irds:{dataset}", tmp_path / "ds"
+    by_id, by_file = tmp_path / "by-id.jsonl.gz", tmp_path / "by-file.jsonl.gz"
+    r = cli("convert", "runs", "-q", ds, "-C", ds, "--qrels", ds, "--top-k", "1", run, "-o", by_id)
+    assert r.returncode == 0, r.stderr
+    assert f"wrote {by_id}: 2 queries, 5 passages (4 judged) from 1 run" in r.stderr
+    files = ["-q", src / "queries.tsv", "-C", src / "docs.tsv", "--qrels", src / "qrels.txt"]
+    r = cli("convert", "runs", *files, "--top-k", "1", run, "-o", by_file)
+    assert r.returncode == 0, r.stderr
+    pool = {q.queryId: {p.paragraph_id: p.text for p in q.paragraphs} for q in read_passages(by_id)}
+    assert pool == {q.queryId: {p.paragraph_id: p.text for p in q.paragraphs} for q in read_passages(by_file)}
+    assert pool["q2"]["d3"] == irds_local.DOCS["d3"]  # retrieved, not judged: text from the store
+    assert "d5" not in pool["q1"] and "d5" not in pool["q2"]
+    board = ["evaluate", "leaderboard", "--run", run, "-m", "map", "-m", "P.2"]
+    by_qrels_id = cli(*board, "--qrels", ds)
+    assert by_qrels_id.returncode == 0, by_qrels_id.stderr
+    assert by_qrels_id.stdout == cli(*board, "--qrels", src / "qrels.txt").stdout
+    assert "\tmap\t" in by_qrels_id.stdout
