@@ -16,7 +16,7 @@ ir_datasets downloads and builds what a dataset needs on first use, into ``IR_DA
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -59,13 +59,21 @@ def _fetch(source: str, what: str, read: Any) -> Any:
         raise UserError(f"{source}: ir_datasets could not provide the {what}: {e}") from None
 
 
+def _read_all(dataset_id: str, has: str, what: str, read: Callable[[Any, str], dict]) -> dict:
+    """``read(dataset, source)`` over the dataset's ``has`` (queries, qrels); none is an error."""
+    source = PREFIX + dataset_id
+    dataset = _dataset(dataset_id, has, what)
+    out = _fetch(source, what, lambda: read(dataset, source))
+    if not out:
+        raise UserError(f"{source}: holds no {what}")
+    return out
+
+
 def irds_queries(dataset_id: str) -> dict[str, str]:
     """``{query_id: text}`` of the dataset's queries (each query's ``default_text()``: the text,
     or a TREC topic's title)."""
-    dataset = _dataset(dataset_id, "queries", "queries")
-    source = PREFIX + dataset_id
 
-    def read() -> dict[str, str]:
+    def read(dataset: Any, source: str) -> dict[str, str]:
         out: dict[str, str] = {}
         for q in dataset.queries_iter():
             text = str(q.default_text()).strip()
@@ -74,19 +82,14 @@ def irds_queries(dataset_id: str) -> dict[str, str]:
             out[q.query_id] = text
         return out
 
-    queries = _fetch(source, "queries", read)
-    if not queries:
-        raise UserError(f"{source}: no queries found")
-    return queries
+    return _read_all(dataset_id, "queries", "queries", read)
 
 
 def irds_qrels(dataset_id: str) -> dict[str, dict[str, int]]:
     """``{query_id: {doc_id: relevance}}`` of the dataset's qrels (the pytrec_eval layout); a
     document judged twice for a query with two grades is an error, as in a qrels file."""
-    dataset = _dataset(dataset_id, "qrels", "relevance judgments")
-    source = PREFIX + dataset_id
 
-    def read() -> dict[str, dict[str, int]]:
+    def read(dataset: Any, source: str) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = {}
         for j in dataset.qrels_iter():
             docs = out.setdefault(j.query_id, {})
@@ -96,10 +99,7 @@ def irds_qrels(dataset_id: str) -> dict[str, dict[str, int]]:
             docs[j.doc_id] = level
         return out
 
-    qrels = _fetch(source, "relevance judgments", read)
-    if not qrels:
-        raise UserError(f"{source}: holds no judgments")
-    return qrels
+    return _read_all(dataset_id, "qrels", "relevance judgments", read)
 
 
 def irds_texts(dataset_id: str, wanted: Iterable[str] | None) -> dict[str, str]:
