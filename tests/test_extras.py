@@ -138,16 +138,16 @@ def test_type_checkers_see_every_lazy_export():
 
 
 @pytest.mark.subprocess
-@pytest.mark.parametrize("option", ["-q", "-C", "--qrels"])
+@pytest.mark.parametrize("option", ["--topics", "-C", "--qrels"])
 def test_ir_datasets_ids_name_the_irds_extra(cli_subprocess, user_error, without, tmp_path, option):
     work = tmp_path / "work"
     work.mkdir()
     files = {
-        "-q": tmp_path / "topics.tsv",
+        "--topics": tmp_path / "topics.tsv",
         "-C": tmp_path / "collection.tsv",
         "--qrels": tmp_path / "qrels.txt",
     }
-    files["-q"].write_text("q1\thow do bees make honey\n")
+    files["--topics"].write_text("q1\thow do bees make honey\n")
     files["-C"].write_text("d1\tBees make honey.\n")
     files["--qrels"].write_text("q1 0 d1 1\n")
     args = [

@@ -94,10 +94,10 @@ def test_convert_runs_and_leaderboard_from_an_ir_datasets_id(cli, tmp_path, data
     run.write_text("q1 Q0 d1 1 3.0 r\nq1 Q0 d4 2 2.0 r\nq2 Q0 d3 1 1.0 r\nq2 Q0 d2 2 0.5 r\n")
     ds, src = f"irds:{dataset}", tmp_path / "ds"
     by_id, by_file = tmp_path / "by-id.jsonl.gz", tmp_path / "by-file.jsonl.gz"
-    r = cli("convert", "runs", "-q", ds, "-C", ds, "--qrels", ds, "--top-k", "1", run, "-o", by_id)
+    r = cli("convert", "runs", "--topics", ds, "-C", ds, "--qrels", ds, "--top-k", "1", run, "-o", by_id)
     assert r.returncode == 0, r.stderr
     assert f"wrote {by_id}: 2 queries, 5 passages (4 judged) from 1 run" in r.stderr
-    files = ["-q", src / "queries.tsv", "-C", src / "docs.tsv", "--qrels", src / "qrels.txt"]
+    files = ["--topics", src / "queries.tsv", "-C", src / "docs.tsv", "--qrels", src / "qrels.txt"]
     r = cli("convert", "runs", *files, "--top-k", "1", run, "-o", by_file)
     assert r.returncode == 0, r.stderr
     pool = {q.queryId: {p.paragraph_id: p.text for p in q.paragraphs} for q in read_passages(by_id)}

@@ -73,13 +73,14 @@ def test_bad_ir_datasets_ids(cli, user_error, irds, tmp_path):
     no_qrels = irds.register(tmp_path / "noqrels", qrels=False)
     convert = ["convert", "runs", run, "-o", out]
     cases = [
-        ([*convert, "-q", "irds:no/such", "-C", f"irds:{good}"], "irds:no/such: no such ir_datasets dataset"),
-        ([*convert, "-q", "irds:", "-C", f"irds:{good}"], "irds:: give a dataset id after irds:"),
-        ([*convert, "-q", f"irds:{no_queries}", "-C", f"irds:{good}"],
+        ([*convert, "--topics", "irds:no/such", "-C", f"irds:{good}"],
+         "irds:no/such: no such ir_datasets dataset"),
+        ([*convert, "--topics", "irds:", "-C", f"irds:{good}"], "irds:: give a dataset id after irds:"),
+        ([*convert, "--topics", f"irds:{no_queries}", "-C", f"irds:{good}"],
          f"irds:{no_queries}: this ir_datasets dataset has no queries"),
-        ([*convert, "-q", f"irds:{good}", "-C", f"irds:{no_docs}"],
+        ([*convert, "--topics", f"irds:{good}", "-C", f"irds:{no_docs}"],
          f"irds:{no_docs}: this ir_datasets dataset has no documents"),
-        ([*convert, "-q", f"irds:{good}", "-C", f"irds:{good}", "--qrels", f"irds:{no_qrels}"],
+        ([*convert, "--topics", f"irds:{good}", "-C", f"irds:{good}", "--qrels", f"irds:{no_qrels}"],
          f"irds:{no_qrels}: this ir_datasets dataset has no relevance judgments"),
         (["evaluate", "leaderboard", "--qrels", f"irds:{no_qrels}", "--run", run, "-m", "map"],
          f"irds:{no_qrels}: this ir_datasets dataset has no relevance judgments"),
@@ -91,6 +92,6 @@ def test_bad_ir_datasets_ids(cli, user_error, irds, tmp_path):
         assert not out.exists()
     gone = irds.register(tmp_path / "gone")
     (tmp_path / "gone" / "queries.tsv").unlink()
-    user_error(cli(*convert, "-q", f"irds:{gone}", "-C", f"irds:{good}"),
+    user_error(cli(*convert, "--topics", f"irds:{gone}", "-C", f"irds:{good}"),
                f"irds:{gone}: ir_datasets could not provide the queries")  # fmt: skip
     assert not out.exists()

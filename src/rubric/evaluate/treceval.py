@@ -232,7 +232,7 @@ class Evaluator:
 # --- printing as trec_eval ---------------------------------------------------------------------
 
 
-def format_value(measure: Measure, value: float, zscored: bool = False) -> str:
+def format_value(measure: Measure, value: float, *, zscored: bool = False) -> str:
     """As trec_eval prints it: ``%ld`` for counts, ``%6.4f`` otherwise (and for every z-score)."""
     return str(int(round(value))) if measure.is_count and not zscored else f"{value:6.4f}"
 
@@ -251,11 +251,11 @@ def trec_eval_lines(result: QueryValues, *, per_query: bool = False, runid: bool
             for m in result.values:
                 if m.key == "num_q" or m.aggregate == "gmean":
                     continue
-                value = format_value(m, result.values[m][q], result.zscored)
+                value = format_value(m, result.values[m][q], zscored=result.zscored)
                 lines.append(f"{z}{m.name:<22}\t{q}\t{value}")
     if runid:
         lines.append(f"{'runid':<22}\tall\t{result.run}")
     for m in result.values:
         value = float(len(result.queries)) if m.key == "num_q" else result.summary(m)
-        lines.append(f"{z}{m.name:<22}\tall\t{format_value(m, value, result.zscored)}")
+        lines.append(f"{z}{m.name:<22}\tall\t{format_value(m, value, zscored=result.zscored)}")
     return lines
