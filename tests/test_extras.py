@@ -135,3 +135,33 @@ def test_type_checkers_see_every_lazy_export():
     ]
     seen = {alias.name: node.module for node in block.body for alias in node.names}
     assert seen == rubric._EXPORTS
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("option", ["--topics", "-C", "--qrels"])
+def test_ir_datasets_ids_name_the_irds_extra(cli_subprocess, user_error, without, tmp_path, option):
+    work = tmp_path / "work"
+    work.mkdir()
+    files = {
+        "--topics": tmp_path / "topics.tsv",
+        "-C": tmp_path / "collection.tsv",
+        "--qrels": tmp_path / "qrels.txt",
+    }
+    files["--topics"].write_text("q1\thow do bees make honey\n")
+    files["-C"].write_text("d1\tBees make honey.\n")
+    files["--qrels"].write_text("q1 0 d1 1\n")
+    args = [
+        a
+        for o, f in files.items()
+        for a in (o, "irds:msmarco-passage/trec-dl-2019/judged" if o == option else f)
+    ]
+    r = cli_subprocess(
+        "convert", "runs", *args, "-o", work / "p.jsonl.gz", cwd=work, env=without("ir_datasets")
+    )
+    user_error(
+        r,
+        "irds:msmarco-passage/trec-dl-2019/judged needs ir_datasets",
+        "pip install 'rubric-workbench[irds]'",
+    )
+    assert len(r.stderr.strip().splitlines()) == 1
+    assert list(work.iterdir()) == []

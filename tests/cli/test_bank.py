@@ -118,7 +118,7 @@ def test_generate_reports_queries_that_stay_unreadable(openai_server, cli, tmp_p
     )
     assert r.returncode == 1
     assert "failed: b: unreadable answer after 1 attempt(s)" in r.stderr
-    assert "1 queries failed" in r.stderr
+    assert "1 query failed and is missing" in r.stderr
     assert [b.query_id for b in read_bank(out)] == ["a"]
 
 
@@ -274,7 +274,7 @@ def test_generate_one_failing_query_fails_alone_and_the_rerun_asks_only_it(cli, 
         r = cli(*args, *llm_args(srv.url, tmp_path))
         assert r.returncode == 1
         assert "failed: bad: no answer from the LLM (HTTP 400 (scripted failure))" in r.stderr
-        assert "wrote 19 of 20 banks" in r.stderr and "1 queries failed" in r.stderr
+        assert "wrote 19 of 20 banks" in r.stderr and "1 query failed and is missing" in r.stderr
         assert len(srv.requests) == 20 and len(ResponseCache(tmp_path / "cache.sqlite")) == 19
         again = cli(*args, *llm_args(srv.url, tmp_path))
         assert again.returncode == 1 and len(srv.requests) == 21

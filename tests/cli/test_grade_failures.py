@@ -101,7 +101,7 @@ def test_one_prompt_that_always_fails_among_300(cli, tmp_path):
             "failed: query q4 passage d4x7 item q4/i1 prompt " + SELF + ": HTTP 400 (scripted failure)"
             in r.stderr
         )
-        assert "1 pairs failed" in r.stderr and "Traceback" not in r.stderr
+        assert "1 pair failed and is missing" in r.stderr and "Traceback" not in r.stderr
         assert len(srv.requests) == 300 and cached(cache) == 299
         graded = {(q, p["paragraph_id"]): p.get("exam_grades") for q, ps in lines(out) for p in ps}
         assert len(graded) == 100 and [k for k, g in graded.items() if not g] == [("q4", "d4x7")]

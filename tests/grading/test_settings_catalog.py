@@ -11,6 +11,7 @@ from helpers.openai_server import serve
 from rubric.cli.common import flag
 from rubric.convert.pool import pool_file
 from rubric.data.jsonl import read_passages
+from rubric.data.table import counted
 from rubric.errors import UserError
 from rubric.grading.settings import GradeSettings
 from rubric.llm.settings import ApiSettings
@@ -55,9 +56,9 @@ def test_direct_grading_with_a_server_sums_up_and_lists_failures(passages: Path,
         outcome = settings.grade(passages, ["Sun"], queries=TINY / "queries.tsv", report=progress.append)
     assert [q.queryId for q in read_passages(out)] == ["q1"]
     assert outcome.summary[1] == f"wrote {out}: 1 query"
-    assert outcome.failures and outcome.what == "pairs"
+    assert outcome.failures and outcome.what == "pair"
     assert outcome.summary[0].endswith(f"{len(outcome.failures)} failures")
-    assert outcome.lines()[-1].startswith(f"rubric: {len(outcome.failures)} pairs failed")
+    assert outcome.lines()[-1].startswith(f"rubric: {counted(len(outcome.failures), 'pair')} failed")
 
 
 def test_show_is_the_file_and_optionally_the_rendered_example():

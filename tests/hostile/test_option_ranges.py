@@ -18,6 +18,8 @@ CASES = [
     ([*LB, "--level", "0"], "--level"),  # pytrec_eval aborts on a level below 1
     ([*LB, "--digits", "-2"], "--digits"),
     ([*LB, "--digits", "99"], "--digits"),
+    ([*LB, "--num-docs", "-1"], "--num-docs"),
+    ([*LB, "--max-docs", "0"], "--max-docs"),
     (["evaluate", "cover", "G", "-k", "0"], "--top-k"),
     (["evaluate", "learn", "G", "-o", "O", "--folds", "1"], "--folds"),
     (["evaluate", "representative", "--qrels", "Q", "--run", "R", "-m", "P.5", "--top", "0"], "--top"),

@@ -18,24 +18,40 @@ RETRY = "re-run the same command to retry them (answered prompts come from the c
 
 
 def test_no_failures_no_lines():
-    assert failure_lines([], "queries") == []
+    assert failure_lines([], "query") == []
     assert Outcome(["wrote 3 banks"]).lines() == ["wrote 3 banks"]
 
 
 def test_failures_are_listed_first_twenty_then_counted():
     failures = [f"q{i}: no answer" for i in range(25)]
-    lines = Outcome(["wrote 0 banks", "LLM m: ..."], failures, "queries").lines()
+    lines = Outcome(["wrote 0 banks", "LLM m: ..."], failures, "query").lines()
     assert lines[:2] == ["wrote 0 banks", "LLM m: ..."]
     assert lines[2:22] == [f"  failed: q{i}: no answer" for i in range(20)]
     assert lines[22] == "  ... and 5 more"
     assert lines[23] == f"rubric: 25 queries failed and are missing or unlabelled in the output; {RETRY}"
     assert len(lines) == 24
-    few = failure_lines(["a", "b"], "pairs")
+    few = failure_lines(["a", "b"], "pair")
     assert few == [
         "  failed: a",
         "  failed: b",
         f"rubric: 2 pairs failed and are missing or unlabelled in the output; {RETRY}",
     ]
+
+
+@pytest.mark.parametrize(
+    ("n", "what", "said"),
+    [
+        (1, "query", "1 query failed and is"),
+        (2, "query", "2 queries failed and are"),
+        (1, "LLM call", "1 LLM call failed and is"),
+        (3, "assignment batch", "3 assignment batches failed and are"),
+        (1, "prompt", "1 prompt failed and is"),
+    ],
+)
+def test_one_failure_is_said_in_the_singular(n, what, said):
+    last = failure_lines([f"f{i}" for i in range(n)], what)[-1]
+    assert last.startswith(f"rubric: {said} missing or unlabelled in the output; re-run the same command")
+    assert last.endswith(f"retry {'it' if n == 1 else 'them'} (answered prompts come from the cache)")
 
 
 def test_stats_summary_counts_everything():

@@ -4,6 +4,7 @@ Each case is a command of the ``quicktest`` target of trec_eval's Makefile (usni
 expected ``out.test*`` files of tag v9.0.8, e.g. ``out.test.aq`` = ``-m all_trec -q qrels.test
 results.test``); ``rubric evaluate leaderboard --format trec_eval`` must print the same line, to
 all printed digits, per query and ``all``. Only ``relstring`` (a string, not a number) is left out.
+``-M``, ``-N`` and ``-Z`` are ``--max-docs``, ``--num-docs`` and ``--zscores``.
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ CASES = {
     "out.test": ("qrels.test", "results.test", ["-m", "official"]),
     "out.test.aq": ("qrels.test", "results.test", ["-m", "all_trec", "-q"]),
     "out.test.aqc": ("qrels.test", "results.trunc", ["-m", "all_trec", "-q", "-c"]),
+    "out.test.aqcM": ("qrels.test", "results.trunc", ["-m", "all_trec", "-q", "-c", "--max-docs", "100"]),
+    # -Z: every value a z-score against trec_eval's own zscores_file of that version
+    "out.test.aqZ": ("qrels.test", "results.test", ["-q", "-m", "all_trec", "--zscores", "@zscores_file"]),
     # trec_eval's command also asks for relstring.20 (a string), the one measure left out
     "out.test.aql": ("qrels.rel_level", "results.test", ["-m", "all_trec", "-q", "-l", "2"]),
     "out.test.meas_params": (
@@ -47,6 +51,7 @@ def parse(text: str) -> dict[tuple[str, str], str]:
 @pytest.mark.parametrize("expected_name", sorted(CASES))
 def test_trec_eval_suite(expected_name, cli, shared):
     qrels, results, args = CASES[expected_name]
+    args = [str(shared("trec_eval", "v9.0.8", a[1:])) if a.startswith("@") else a for a in args]
     expected = parse(shared("trec_eval", "v9.0.8", expected_name).read_text())
     result = cli(
         "evaluate",

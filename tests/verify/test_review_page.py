@@ -289,3 +289,61 @@ def test_page_without_digest_cannot_export(graded, fx, browser, tmp_path):
     page.click(cell(0, 0, 0))
     page.press("3")
     assert page.evaluate("document.getElementById('counts').textContent") == "1 grade"
+
+
+def test_headers_show_item_texts_stick_and_the_uncovered_marker_covers_nothing(tiny, browser):
+    """Column headers are the items' texts (shortened, the whole text on hover), the header row
+    stays below the page header while the table scrolls, and the red bar of an uncovered passage
+    has a cell of its own, clear of the passage id and text."""
+    page = browser.open(tiny["page"].resolve().as_uri())
+    data = page_data(page)
+    labels = page.evaluate(
+        "Array.from(document.querySelectorAll('th.item[data-q=\"0\"]'))"
+        ".map(th => [th.querySelector('.label').textContent, th.title])"
+    )
+    texts = [it["text"] for it in data["queries"][0]["items"]]
+    assert len(labels) == len(texts) == 5
+    for (label, title), text in zip(labels, texts, strict=True):
+        assert text.startswith(label.removesuffix("…")) and len(label) >= min(len(text), 20), (label, text)
+        assert title.startswith(text + "\n")  # the whole text on hover
+    # the example's longest question (57 characters) is cut at a word boundary, with an ellipsis
+    cut = [(label, text) for (label, _), text in zip(labels, texts, strict=True) if label != text]
+    assert cut == [("Where do bees store nectar while flying back to the…", texts[0])]
+
+    # scroll half a table down: its header row sits right below the page header, over the rows
+    sticky = page.evaluate(
+        "(function () { var t = document.querySelector('table.grid');"
+        " var head = document.querySelector('header').getBoundingClientRect().bottom;"
+        " window.scrollTo(0, window.scrollY + t.getBoundingClientRect().top - head + 250);"
+        " var th = t.querySelector('th.item').getBoundingClientRect();"
+        " var first = t.querySelector('tbody tr').getBoundingClientRect();"
+        " return {head: document.querySelector('header').getBoundingClientRect().bottom,"
+        "  thTop: th.top, thBottom: th.bottom, firstRow: first.top, y: window.scrollY}; })()"
+    )
+    assert sticky["y"] > 0
+    assert abs(sticky["thTop"] - sticky["head"]) <= 1, sticky  # stuck below the page header
+    assert sticky["firstRow"] < sticky["thTop"], sticky  # the first rows went under it
+
+    # min grade 5: passages judged relevant without a 5 are uncovered and get the red bar
+    page.evaluate("window.scrollTo(0, 0)")
+    page.evaluate(
+        "(function () { var s = document.getElementById('min-grade'); s.value = '5';"
+        " s.dispatchEvent(new Event('change')); })()"
+    )
+    boxes = page.evaluate(
+        "Array.from(document.querySelectorAll('tr.uncovered')).map(function (tr) {"
+        " var mark = tr.querySelector('td.mark'), pid = tr.querySelector('td.pid');"
+        " var range = document.createRange(); range.selectNodeContents(pid);"
+        " var m = mark.getBoundingClientRect(), t = range.getBoundingClientRect();"
+        " return {mark: [m.left, m.right, m.width], text: [t.left, t.right],"
+        "  colour: getComputedStyle(mark).backgroundColor, title: mark.title}; })"
+    )
+    assert boxes, "min grade 5 leaves some relevant passage of the example uncovered"
+    for b in boxes:
+        assert b["mark"][2] >= 3 and b["colour"] == "rgb(215, 48, 39)", b
+        assert b["mark"][1] <= b["text"][0], b  # the bar ends before the id's first character
+        assert b["title"].startswith("uncovered: judged ")
+    plain = page.evaluate(
+        "getComputedStyle(document.querySelector('tr:not(.uncovered) td.mark')).backgroundColor"
+    )
+    assert plain != "rgb(215, 48, 39)"

@@ -230,4 +230,4 @@ def generate_bank_file(
     write_bank(output, banks)
     items = sum(len(b.items) for b in banks)
     wrote = f"wrote {len(banks)} of {len(chosen)} banks ({items} {kind}) to {output}"
-    return Outcome([wrote, backend.stats.summary(backend.model)], failures, "queries")
+    return Outcome([wrote, backend.stats.summary(backend.model)], failures, "query")

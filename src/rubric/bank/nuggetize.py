@@ -279,4 +279,4 @@ def nuggetize_file(
     lines = [f"wrote {nuggets} nuggets ({vital} vital) for {len(banks)} queries to {output}"]
     if without := sum(1 for q in texts if q not in relevant):
         lines.append(f"{without} queries have no passage judged >= {min_judgment} and got no nuggets")
-    return Outcome([*lines, backend.stats.summary(backend.model)], failures, "LLM calls")
+    return Outcome([*lines, backend.stats.summary(backend.model)], failures, "LLM call")

@@ -17,7 +17,10 @@ app = phase_app("Convert runs, qrels, collections, RAG answers and topics into w
 def runs_command(
     runs_args: list[Path] = typer.Argument(None, metavar="RUN", help=opt.RUN_HELP, show_default=False),
     queries: Path = typer.Option(
-        ..., "--topics", metavar="FILE", help="Query texts (topics): JSON {qid: text}, TSV or JSONL."
+        ...,
+        "--topics",
+        metavar="FILE",
+        help="Query texts (topics): JSON {qid: text}, TSV, JSONL, or irds:ID (ir_datasets).",
     ),
     collection: list[Path] = typer.Option(
         ...,
@@ -25,14 +28,16 @@ def runs_command(
         "-C",
         metavar="FILE",
         help="Passage texts (repeatable): TSV docid<TAB>text, JSON lines with an id and a text field "
-        "(Pyserini corpora: id, contents), a workbench passages file, or RankLLM/Pyserini candidate "
-        "JSON (retrieve_results_*.json).",
+        "(Pyserini corpora: id, contents), a workbench passages file, RankLLM/Pyserini candidate "
+        "JSON (retrieve_results_*.json), or irds:ID (an ir_datasets corpus, looked up by id).",
     ),
     runs: list[Path] = typer.Option(
         None, "--run", "-r", metavar="RUN", help="As the arguments: " + opt.RUN_HELP, show_default=False
     ),
     qrels: Path | None = typer.Option(
-        None, "--qrels", help="Judgments: every judged passage is pooled with its relevance."
+        None,
+        "--qrels",
+        help="Judgments (TREC qrels, or irds:ID): every judged passage is pooled with its relevance.",
     ),
     top_k: int = typer.Option(20, "--top-k", "-k", min=0, help="Pool depth per run and query."),
     name_from: str = typer.Option(

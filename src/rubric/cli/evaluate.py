@@ -237,6 +237,20 @@ def leaderboard_command(
         min=1,
         help="trec_eval -M: cut every ranking to its first N documents. [default: all]",
     ),
+    num_docs: int | None = typer.Option(
+        None,
+        "--num-docs",
+        min=0,
+        help="trec_eval -N: documents in the collection; only utility's fourth coefficient (a "
+        "non-relevant document left unretrieved) uses it. [default: 0, as trec_eval]",
+    ),
+    zscores: Path | None = typer.Option(
+        None,
+        "--zscores",
+        metavar="FILE",
+        help="trec_eval -Z: print each value as a z-score against the file's 'qid measure mean std_dev' "
+        "lines (-1000000 where it has none). Not with -c. [default: raw values]",
+    ),
     name_from: opt.NameFrom = "tag",
     digits: int = typer.Option(4, "--digits", min=0, max=17, help="Decimals in tsv (trec_eval prints 4)."),
     output: opt.ReportPath = None,
@@ -270,6 +284,8 @@ def leaderboard_command(
         wide=wide,
         marks=marks,
         max_docs=max_docs,
+        num_docs=num_docs,
+        zscores=zscores,
     )
     _write(done, output)
 

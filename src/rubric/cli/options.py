@@ -491,7 +491,14 @@ RUN_HELP = (
     "its tag and file name (repeatable)."
 )
 Runs = Annotated[list[Path], typer.Option("--run", "-r", metavar="RUN", help=RUN_HELP)]
-QrelsFile = Annotated[Path, typer.Option("--qrels", help="Qrels file (TREC format, plain or .gz).")]
+QrelsFile = Annotated[
+    Path,
+    typer.Option(
+        "--qrels",
+        help="Qrels file (TREC format, plain or .gz), or irds:ID: an ir_datasets dataset's qrels "
+        "(the irds extra).",
+    ),
+]
 Level = Annotated[
     int, typer.Option("--level", "-l", min=1, help="trec_eval -l: grades >= this are relevant.")
 ]

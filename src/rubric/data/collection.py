@@ -25,6 +25,7 @@ from itertools import chain
 from pathlib import Path
 
 from rubric.data.files import iter_lines
+from rubric.data.irds import irds_id, irds_texts
 from rubric.data.json_line import load_json, not_json, parse_json_line
 from rubric.errors import UserError
 
@@ -72,9 +73,15 @@ class _Texts:
 
 def load_texts(paths: Iterable[str | Path], wanted: set[str] | None = None) -> dict[str, str]:
     """``{docid: text}`` for the ``wanted`` ids (all ids when None) from one or more files
-    in any of the :data:`FORMATS`."""
+    in any of the :data:`FORMATS`, or ir_datasets datasets named ``irds:ID`` (the wanted
+    documents looked up in its store, :mod:`rubric.data.irds`)."""
     found = _Texts(wanted)
     for path in paths:
+        dataset = irds_id(path)
+        if dataset is not None:
+            for docid, text in irds_texts(dataset, wanted).items():
+                found.put(docid, text, str(path))
+            continue
         lines = iter_lines(path)
         first = next(((n, line) for n, line in lines if line.strip()), None)
         if first is None:

@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 from rubric.data.files import open_output, read_text, text_lines
+from rubric.data.irds import irds_id, irds_queries
 from rubric.data.json_line import load_json
 from rubric.errors import UserError
 
@@ -114,7 +115,11 @@ def _parse_json(path: Path, text: str) -> Queries:
 
 
 def read_queries(path: str | Path) -> Queries:
-    """Read queries from JSON, JSON lines or TSV (``qid<TAB>text``), detected by content."""
+    """Read queries from JSON, JSON lines or TSV (``qid<TAB>text``), detected by content, or
+    from an ir_datasets dataset named ``irds:ID`` (:mod:`rubric.data.irds`)."""
+    dataset = irds_id(path)
+    if dataset is not None:
+        return irds_queries(dataset)
     path = Path(path)
     text = read_text(path)
     if text.lstrip().startswith(("{", "[")):

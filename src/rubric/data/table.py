@@ -20,10 +20,13 @@ Cell = str | int | float | None
 
 
 def counted(n: int, noun: str) -> str:
-    """``1 run``, ``2 runs``, ``1 query``, ``2 queries``: a count with its noun, singular for one."""
+    """``1 run``, ``2 runs``, ``1 query``, ``2 queries``, ``2 batches``: a count with its noun,
+    singular for one (English plurals of the nouns we count: -y after a consonant, -s/-x/-ch/-sh)."""
     if n == 1:
         return f"{n} {noun}"
-    return f"{n} {noun[:-1]}ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else f"{n} {noun}s"
+    if noun.endswith("y") and noun[-2:-1] not in "aeiou":
+        return f"{n} {noun[:-1]}ies"
+    return f"{n} {noun}es" if noun.endswith(("s", "x", "ch", "sh")) else f"{n} {noun}s"
 
 
 def fmt_cell(value: Cell, digits: int = 4) -> str:

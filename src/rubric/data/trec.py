@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from rubric.data.files import is_stdio, open_output, read_text, text_lines
+from rubric.data.irds import irds_id, irds_qrels
 from rubric.errors import UserError
 
 Qrels = dict[str, dict[str, int]]
@@ -99,7 +100,11 @@ RELEVANCE_LIMIT = 2**31  # trec_eval and pytrec_eval keep relevance in a C int
 
 
 def read_qrels(path: str | Path) -> Qrels:
-    """Read a qrels file into ``{qid: {docid: relevance}}`` (the pytrec_eval layout)."""
+    """Read a qrels file into ``{qid: {docid: relevance}}`` (the pytrec_eval layout); ``irds:ID``
+    reads the qrels of an ir_datasets dataset (:mod:`rubric.data.irds`)."""
+    dataset = irds_id(path)
+    if dataset is not None:
+        return irds_qrels(dataset)
     qrels: Qrels = {}
     text = read_text(path)
     for line_no, cols in _content_lines(text):

@@ -37,6 +37,7 @@ from rubric.evaluate.measures import Measure, parse_measures, wants_runid
 from rubric.evaluate.qrels import QrelsResult
 from rubric.evaluate.report import Rendered, Report, Score
 from rubric.evaluate.treceval import Evaluator, QueryValues, trec_eval_lines
+from rubric.evaluate.zscores import ZScores, read_zscores
 
 if TYPE_CHECKING:
     from rubric.evaluate.wide import Marks
@@ -85,6 +86,8 @@ def evaluate(
     name_from: str = "tag",
     queries: Queries = None,
     max_docs: int | None = None,
+    num_docs: int | None = None,
+    zscores: ZScores | str | Path | None = None,
 ) -> Evaluation:
     """Per-query values of every run (trec_eval ``-q`` output as data), with notes.
 
@@ -93,11 +96,17 @@ def evaluate(
     notes list selected ids the qrels lack and runs that rank nothing for some qrels queries
     (trec_eval says nothing about either). Options are checked first, then the queries are read
     (``queries`` may be a function that reads them), then the runs and qrels. ``max_docs`` cuts
-    every ranking to its first documents (trec_eval ``-M``).
+    every ranking to its first documents (trec_eval ``-M``), ``num_docs`` is the collection's
+    size for ``utility`` (``-N``), ``zscores`` a z-score file or its contents (``-Z``: values as
+    z-scores, :mod:`rubric.evaluate.zscores`; not with ``complete``).
     """
     one_of("--name-from", name_from, NAME_FROM)
     if max_docs is not None and max_docs < 1:
         raise UserError(f"--max-docs: must be at least 1, got {max_docs}")
+    if num_docs is not None and num_docs < 0:
+        raise UserError(f"--num-docs: must be at least 0, got {num_docs}")
+    if zscores is not None and complete:
+        raise UserError("--zscores: not with -c/--complete (trec_eval -Z -c mixes z-scores and raw values)")
     ms = as_measures(measures)  # every name checked before any file is read
     chosen = QuerySelection.of(queries)
     runs = expand_runs(runs, name_from)
@@ -106,17 +115,20 @@ def evaluate(
         items = chosen.restrict(read_item_qrels(qrels))  # per-item; trec_eval measures see the best grade
         qrels = max_qrels(items)
     where = "the qrels" if isinstance(qrels, dict) else str(qrels)
+    if zscores is not None and not isinstance(zscores, dict):
+        zscores = read_zscores(zscores)
     loaded = load_qrels(qrels)
     absent = chosen.check_present(loaded, where)
     qrels = chosen.restrict(loaded)
-    settings = (qrels, ms, level, complete, judged_only, items, max_docs)
+    settings = (qrels, ms, level, complete, judged_only, items, max_docs, num_docs, zscores)
     results = score_runs(settings, runs, name_from)
     notes = [absent_note(absent, where, "selected"), unranked_note(results, complete=complete)]
     return Evaluation(results, [n for n in notes if n])
 
 
 EvaluatorSettings = (
-    tuple  # Evaluator's arguments: qrels, measures, level, complete, judged_only, items, max_docs
+    tuple  # Evaluator's arguments: qrels, measures, level, complete, judged_only, items, max_docs,
+    # num_docs, zscores
 )
 
 _worker_evaluator: Evaluator | None = None
@@ -124,7 +136,7 @@ _worker_evaluator: Evaluator | None = None
 
 def _evaluator(settings: EvaluatorSettings) -> Evaluator:
     """The :class:`Evaluator` of ``settings`` (a tuple, so that worker processes get it pickled)."""
-    qrels, measures, level, complete, judged_only, items, max_docs = settings
+    qrels, measures, level, complete, judged_only, items, max_docs, num_docs, zscores = settings
     return Evaluator(
         qrels,
         measures,
@@ -133,6 +145,8 @@ def _evaluator(settings: EvaluatorSettings) -> Evaluator:
         judged_only=judged_only,
         items=items,
         max_docs=max_docs,
+        num_docs=num_docs,
+        zscores=zscores,
     )
 
 
@@ -308,12 +322,15 @@ def leaderboard_output(
     wide: bool = False,
     marks: Marks | None = None,
     max_docs: int | None = None,
+    num_docs: int | None = None,
+    zscores: ZScores | str | Path | None = None,
 ) -> Rendered:
     """The leaderboard as ``rubric evaluate leaderboard`` writes it, in ``fmt`` (one of
     :data:`FORMATS`; ``trec_eval``: exactly trec_eval's output, run after run, with the ``runid``
     line where trec_eval prints it for these ``measures``), and the notes for stderr. ``wide``
     writes runs x measures (TSV or CSV) with ``marks`` of significance against a baseline
-    (:mod:`rubric.evaluate.wide`); ``max_docs`` is trec_eval's ``-M``.
+    (:mod:`rubric.evaluate.wide`); ``max_docs``, ``num_docs`` and ``zscores`` are trec_eval's
+    ``-M``, ``-N`` and ``-Z`` (:func:`evaluate`).
 
     Every option is checked before any file is read (``queries`` may be a function that reads
     them, called after the checks).
@@ -335,6 +352,8 @@ def leaderboard_output(
         name_from=name_from,
         queries=queries,
         max_docs=max_docs,
+        num_docs=num_docs,
+        zscores=zscores,
     )
     notes = [*done.notes, f"scored {counted(len(done.results), 'run')}"]
     if fmt == "trec_eval":

@@ -22,6 +22,7 @@ from rubric.errors import UserError
 from rubric.evaluate.alpha_ndcg import ItemQrels, alpha_ndcg
 from rubric.evaluate.measures import Measure
 from rubric.evaluate.ranked_measures import evaluate_ranked
+from rubric.evaluate.zscores import ZScores, zscore
 
 GM_FLOOR = 1e-5  # trec_eval's MIN_GEO_MEAN
 _NUMERIC_PARAMS = re.compile(r"^[0-9.]+(,[0-9.]+)*$")
@@ -36,10 +37,14 @@ class QueryValues:
     retrieved: set[str] = field(default_factory=set)
     values: dict[Measure, dict[str, float]] = field(default_factory=dict)
     unranked: list[str] = field(default_factory=list)  # qrels queries the run has no ranking for
+    zscored: bool = False  # trec_eval -Z: values are z-scores (gm_* ones of the values' logs)
 
     def summary(self, measure: Measure) -> float:
         """The ``all`` value trec_eval prints."""
-        return aggregate(measure, [self.values[measure][q] for q in self.queries])
+        values = [self.values[measure][q] for q in self.queries]
+        if self.zscored and measure.aggregate == "gmean":  # z-scores of logs: no floor, no log
+            return math.exp(sum(values) / len(values)) if values else 0.0
+        return aggregate(measure, values)
 
 
 def aggregate(measure: Measure, values: list[float]) -> float:
@@ -63,7 +68,10 @@ class Evaluator:
     """trec_eval for one qrels file, many runs.
 
     ``level`` is ``-l`` (level_for_rel), ``complete`` is ``-c``, ``judged_only`` is ``-J``,
-    ``max_docs`` is ``-M`` (each ranking cut to its first documents, in trec_eval's order).
+    ``max_docs`` is ``-M`` (each ranking cut to its first documents, in trec_eval's order),
+    ``num_docs`` is ``-N`` (documents in the collection: only ``utility``'s fourth coefficient,
+    the worth of a non-relevant document left unretrieved, uses it; trec_eval's default is 0),
+    ``zscores`` is ``-Z`` (:mod:`rubric.evaluate.zscores`; not with ``complete``).
     Measures with a ``rel=`` level of their own get an evaluator for that level.
     """
 
@@ -77,12 +85,20 @@ class Evaluator:
         judged_only: bool = False,
         items: ItemQrels | None = None,
         max_docs: int | None = None,
+        num_docs: int | None = None,
+        zscores: ZScores | None = None,
     ) -> None:
         from pytrec_eval import _RelevanceEvaluator
 
         if max_docs is not None and max_docs < 1:
             raise UserError(f"max_docs: {max_docs} is not a number of documents (trec_eval -M: >= 1)")
+        if num_docs is not None and num_docs < 0:
+            raise UserError(f"num_docs: {num_docs} is not a number of documents (trec_eval -N: >= 0)")
+        if zscores is not None and complete:
+            raise UserError("zscores: not with complete (trec_eval -Z with -c mixes z-scores and raw values)")
         self.max_docs = max_docs
+        self.num_docs = num_docs
+        self.zscores = zscores
 
         if isinstance(level, bool) or not isinstance(level, int) or level < 1:
             raise UserError(f"level: {level!r} is not a relevance level (trec_eval -l: a whole number >= 1)")
@@ -181,32 +197,65 @@ class Evaluator:
             lvl = self.level if m.level is None else m.level
             result.values[m] = alpha_ndcg(self.items, scores, queries, k=m.cutoff, alpha=m.alpha, level=lvl)
         result.values = {m: result.values[m] for m in self.measures}  # the order asked for
+        for m in (m for m in self.measures if m.request.partition(".")[0] == "utility"):
+            self._utility(m, result)
+        if self.zscores is not None:
+            self._to_zscores(result)
         return result
+
+    def _utility(self, measure: Measure, result: QueryValues) -> None:
+        """trec_eval's utility where pytrec_eval's differs: the ``-N`` documents of the collection
+        in the fourth coefficient's term (pytrec_eval counts 0), and 0 for a query ``-c`` adds
+        (trec_eval never evaluates it; an empty ranking would score the third and fourth terms)."""
+        _, _, params = measure.request.partition(".")
+        fourth = float(params.split(",")[3]) if params else 0.0
+        column = result.values[measure]
+        for q in result.queries:
+            if q not in result.retrieved:
+                column[q] = 0.0
+            elif self.num_docs:
+                column[q] += fourth * self.num_docs
+
+    def _to_zscores(self, result: QueryValues) -> None:
+        """trec_eval -Z: every per-query value as a z-score (``gm_*``: of the value's log, as
+        trec_eval keeps it); ``num_q`` counts queries and stays."""
+        assert self.zscores is not None
+        result.zscored = True
+        for m, column in result.values.items():
+            if m.key == "num_q":
+                continue
+            for q, v in column.items():
+                raw = math.log(max(v, GM_FLOOR)) if m.aggregate == "gmean" else v
+                column[q] = zscore(raw, self.zscores.get((q, m.name)))
 
 
 # --- printing as trec_eval ---------------------------------------------------------------------
 
 
-def format_value(measure: Measure, value: float) -> str:
-    return str(int(round(value))) if measure.is_count else f"{value:.4f}"
+def format_value(measure: Measure, value: float, *, zscored: bool = False) -> str:
+    """As trec_eval prints it: ``%ld`` for counts, ``%6.4f`` otherwise (and for every z-score)."""
+    return str(int(round(value))) if measure.is_count and not zscored else f"{value:6.4f}"
 
 
 def trec_eval_lines(result: QueryValues, *, per_query: bool = False, runid: bool = True) -> list[str]:
     """The lines trec_eval 9.0.8 prints for these measures (``-q`` adds per-query lines).
 
     ``runid`` prints the run tag line, as trec_eval does when ``runid`` is among the measures
-    (its default ``official`` set and ``all_trec`` include it).
+    (its default ``official`` set and ``all_trec`` include it); z-scores (``-Z``) are printed
+    under the measure's name with a ``Z`` in front.
     """
     lines = []
+    z = "Z" if result.zscored else ""
     if per_query:  # trec_eval 9.0.8 prints no lines for the queries that -c adds
         for q in (q for q in result.queries if q in result.retrieved):
             for m in result.values:
                 if m.key == "num_q" or m.aggregate == "gmean":
                     continue
-                lines.append(f"{m.name:<22}\t{q}\t{format_value(m, result.values[m][q])}")
+                value = format_value(m, result.values[m][q], zscored=result.zscored)
+                lines.append(f"{z}{m.name:<22}\t{q}\t{value}")
     if runid:
         lines.append(f"{'runid':<22}\tall\t{result.run}")
     for m in result.values:
         value = float(len(result.queries)) if m.key == "num_q" else result.summary(m)
-        lines.append(f"{m.name:<22}\tall\t{format_value(m, value)}")
+        lines.append(f"{z}{m.name:<22}\tall\t{format_value(m, value, zscored=result.zscored)}")
     return lines

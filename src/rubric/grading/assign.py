@@ -239,4 +239,4 @@ def assign_file(
     lines = [f"wrote {len(records)} assignments ({runs} runs, {nq} queries) to {output}"]
     if skipped := len(system_answers) - len(records):
         lines.append(f"skipped {skipped} answers of queries without nuggets in {bank}")
-    return Outcome([*lines, backend.stats.summary(backend.model)], failures, "assignment batches")
+    return Outcome([*lines, backend.stats.summary(backend.model)], failures, "assignment batch")

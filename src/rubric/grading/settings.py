@@ -112,4 +112,4 @@ class GradeSettings:
         )
         failed = [str(f) for f in stats.failed] if stats.failures else []
         summary = [stats.summary(), f"wrote {self.output}: {counted(stats.queries, 'query')}"]
-        return GradeOutcome(summary, failed, "pairs", stats)
+        return GradeOutcome(summary, failed, "pair", stats)

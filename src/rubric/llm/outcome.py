@@ -11,21 +11,25 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from rubric.data.table import counted
+
 #: Failures listed one per line; the rest are counted (a run can fail thousands of prompts).
 SHOWN = 20
 
 
 def failure_lines(failures: Sequence[str], what: str) -> list[str]:
-    """The listing of ``failures`` (``what`` names them: queries, LLM calls, pairs, ...) and how
-    to retry them; no lines when nothing failed."""
+    """The listing of ``failures`` (``what`` names one of them, singular: query, LLM call,
+    pair, ...; counted in the right number) and how to retry them; no lines when nothing failed."""
     if not failures:
         return []
     lines = [f"  failed: {line}" for line in failures[:SHOWN]]
     if len(failures) > SHOWN:
         lines.append(f"  ... and {len(failures) - SHOWN} more")
+    one = len(failures) == 1
     lines.append(
-        f"rubric: {len(failures)} {what} failed and are missing or unlabelled in the output; "
-        "re-run the same command to retry them (answered prompts come from the cache)"
+        f"rubric: {counted(len(failures), what)} failed and {'is' if one else 'are'} missing or unlabelled"
+        f" in the output; re-run the same command to retry {'it' if one else 'them'}"
+        " (answered prompts come from the cache)"
     )
     return lines
 
@@ -33,11 +37,11 @@ def failure_lines(failures: Sequence[str], what: str) -> list[str]:
 @dataclass(frozen=True)
 class Outcome:
     """The end of a run that asked a model: what it wrote and counted (``summary``), and what
-    failed after every retry (``failures``, one message each, ``what`` names them)."""
+    failed after every retry (``failures``, one message each; ``what`` names one, singular)."""
 
     summary: list[str]
     failures: list[str] = field(default_factory=list)
-    what: str = "prompts"
+    what: str = "prompt"
 
     def lines(self) -> list[str]:
         """Every line for the user (stderr): the summary, then the failures and how to retry."""

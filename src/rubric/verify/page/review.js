@@ -30,6 +30,20 @@
     return M.palette[Math.max(0, Math.min(top, k))];
   }
   function shortId(id) { var t = id.split("/").pop(); return t.length > 8 ? t.slice(0, 8) : t; }
+  // an item's column label: its text cut at a word boundary (the full text is the tooltip);
+  // the id's hash only when the page was made without the bank's texts
+  var LABEL_CHARS = 56;
+  function shorten(text, n) {
+    var t = String(text).replace(/\s+/g, " ").trim();
+    if (t.length <= n) return t;
+    var cut = t.slice(0, n - 1), sp = cut.lastIndexOf(" ");
+    return (sp > n / 2 ? cut.slice(0, sp) : cut) + "…";
+  }
+  function itemLabel(q, k) {
+    var it = q.items[k], st = itemState(q, it.id);
+    var text = st && st.op === "rewrite" ? st.t : it.text;
+    return text ? shorten(text, LABEL_CHARS) : shortId(it.id);
+  }
   function best(p) {
     var b = 0;
     for (var i = 0; i < p.g.length; i++) if (p.g[i] !== null && p.g[i] > b) b = p.g[i];
@@ -425,7 +439,7 @@
     var st = cellState(c.q, c.p.id, it.id) || {};
     var human = st.g !== null && st.g !== undefined;
     var lines = [(llmGrade === null ? "not graded by the LLM" : "LLM grade " + llmGrade) +
-      (human ? ", your grade " + st.g : st.c ? ", confirmed" : "") + " — " + shortId(it.id)];
+      (human ? ", your grade " + st.g : st.c ? ", confirmed" : "") + " — " + itemLabel(c.q, c.k)];
     if (llmGrade !== null) lines.push(c.p.a[c.k] ? String(c.p.a[c.k]) : "(no answer)");
     if (st.n) lines.push("note: " + st.n);
     return lines.join("\n");
@@ -442,7 +456,8 @@
     th.classList.toggle("removed", st.op === "remove");
     th.classList.toggle("rewritten", st.op === "rewrite");
     th.classList.toggle("noted", !!st.n);
-    th.textContent = (st.op === "rewrite" ? "✎" : "") + shortId(it.id);
+    th.textContent = "";
+    th.appendChild(el("span", "label", (st.op === "rewrite" ? "✎ " : "") + itemLabel(q, k)));
     th.title = (st.op === "rewrite" ? "rewritten: " + st.t + "\nwas: " : "") +
       (it.text ? it.text + "\n" : "") + it.id +
       (st.op === "remove" ? "\nmarked bad (removed)" : "") + (st.n ? "\nnote: " + st.n : "") +
@@ -522,6 +537,7 @@
     box.dataset.q = String(qi);
     sec.appendChild(box);
     var table = el("table", "grid"), thead = el("thead"), hr = el("tr");
+    hr.appendChild(el("th", "mark"));
     hr.appendChild(el("th", "", "passage"));
     hr.appendChild(el("th", "", "judg."));
     cols.forEach(function (k) {
@@ -540,6 +556,12 @@
       if (ctl.uncovered.checked && !isUnc) return;
       shown++;
       var tr = el("tr", isUnc ? "uncovered" : "");
+      // the uncovered marker has a cell of its own, so it covers neither the id nor the text
+      var mark = el("td", "mark");
+      if (isUnc) {
+        mark.title = "uncovered: judged " + p.j + " (relevant from " + J + "), no item graded " + T + " or more";
+      }
+      tr.appendChild(mark);
       var pid = el("td", "pid", p.id);
       pid.appendChild(el("span", "ptext", p.text));
       pid.title = "click to show the whole passage";
@@ -558,11 +580,20 @@
     });
     table.appendChild(tbody);
     var st = el("div", "stats", shown + " of " + q.passages.length + " passages, " + cols.length + " of " +
-      q.items.length + " items" + (hasJudgments ? "; " + unc + " uncovered relevant passages" : ""));
+      q.items.length + " items" +
+      (hasJudgments ? "; " + unc + " uncovered relevant passage" + (unc === 1 ? "" : "s") + " (red bar)" : ""));
     sec.appendChild(st);
     sec.appendChild(table);
     return sec;
   }
+  // the tables' header rows stick below the page header, whose height changes with the width
+  var pageHeader = document.querySelector("header");
+  function stickBelowHeader() {
+    document.documentElement.style.setProperty("--header-height", pageHeader.offsetHeight + "px");
+  }
+  stickBelowHeader();
+  if (window.ResizeObserver) new ResizeObserver(stickBelowHeader).observe(pageHeader);
+  else window.addEventListener("resize", stickBelowHeader);
   var grids = document.getElementById("grids");
   grids.addEventListener("click", function (ev) {
     var t = ev.target;
