@@ -49,3 +49,22 @@ def test_offline_hint_only_when_offline(monkeypatch):
     with pytest.raises(UserError) as e:
         check_hub_reachable("m", timeout=1)
     assert "offline" not in str(e.value)
+
+
+def test_ct2_a_model_not_here_fails_at_once_and_names_offline_only_when_set(monkeypatch, tmp_path):
+    pytest.importorskip("huggingface_hub")
+    from rubric.llm.ct2_models import source_folder
+
+    monkeypatch.setenv("HF_HOME", str(tmp_path))  # an empty Hugging Face cache
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+    for var in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    start = time.monotonic()
+    with pytest.raises(UserError) as e:
+        source_folder("no-such-org/no-such-model")
+    assert time.monotonic() - start < 30
+    assert "127.0.0.1 cannot be reached" in str(e.value) and "offline" not in str(e.value)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(UserError, match=r"cannot download it \(offline: HF_HUB_OFFLINE is set\)"):
+        source_folder("no-such-org/no-such-model")

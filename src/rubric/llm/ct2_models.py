@@ -98,19 +98,34 @@ def source_folder(model: str) -> tuple[Path, str]:
         return folder, stamp.hexdigest()[:12]
     if folder.exists():
         raise UserError(f"--model {model}: {folder} is a file, not a model folder")
-    try:
-        from huggingface_hub import snapshot_download
+    from rubric.llm.hf_common import check_hub_reachable, hub_offline
 
-        # the config, tokenizer and safetensors weights only (a hub repo may also hold TF, Flax and
-        # pickled copies of the same weights); pickled weights where there are no safetensors
-        snapshot = Path(snapshot_download(resolved, allow_patterns=HUB_FILES))
-        if not any(snapshot.glob("*.safetensors")):
-            snapshot = Path(snapshot_download(resolved, allow_patterns=["pytorch_model*.bin"]))
-    except Exception as e:  # noqa: BLE001 - hub errors have many types; each is one line for the user
-        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
-        hint = " (offline: HF_HUB_OFFLINE is set)" if os.environ.get("HF_HUB_OFFLINE") else ""
-        raise UserError(f"--model {model}: cannot download it{hint}: {first}") from None
+    try:
+        snapshot = _snapshot(resolved, local_only=True)  # in the Hugging Face cache: no network
+    except Exception:  # noqa: BLE001 - not cached (hub errors have many types)
+        if not hub_offline():
+            check_hub_reachable(model)  # unreachable: one line now, not a minute of retries
+        try:
+            snapshot = _snapshot(resolved, local_only=hub_offline())
+        except Exception as e:  # noqa: BLE001 - hub errors have many types; each is one line for the user
+            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            hint = " (offline: HF_HUB_OFFLINE is set)" if hub_offline() else ""
+            raise UserError(f"--model {model}: cannot download it{hint}: {first}") from None
     return snapshot, snapshot.name[:12]  # the snapshot folder is named by its commit
+
+
+def _snapshot(name: str, *, local_only: bool) -> Path:
+    """The hub snapshot of ``name``: the config, tokenizer and safetensors weights only (a hub repo
+    may also hold TF, Flax and pickled copies of the same weights); pickled weights where there
+    are no safetensors."""
+    from huggingface_hub import snapshot_download
+
+    snapshot = Path(snapshot_download(name, allow_patterns=HUB_FILES, local_files_only=local_only))
+    if not any(snapshot.glob("*.safetensors")):
+        snapshot = Path(
+            snapshot_download(name, allow_patterns=["pytorch_model*.bin"], local_files_only=local_only)
+        )
+    return snapshot
 
 
 def converted_model(model: str, compute_type: str) -> tuple[Path, Path]:
