@@ -124,9 +124,7 @@ def test_converted_once_per_compute_type_and_nothing_half_written(t5_dir, capfd)
 
 
 def test_option_errors(t5_dir, gpt2_dir):
-    with pytest.raises(
-        UserError, match=r"^compute_type float16: this CPU does not support it \(it supports"
-    ):
+    with pytest.raises(UserError, match=r"^compute_type float16: this CPU does not support it \(it supports"):
         make_backend("ct2-seq2seq", str(t5_dir), device="cpu", compute_type="float16")
     with pytest.raises(UserError, match="compute_type: expected one of auto, float32, int8"):
         make_backend("ct2-seq2seq", str(t5_dir), device="cpu", compute_type="int4")
