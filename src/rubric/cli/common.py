@@ -28,7 +28,9 @@ def is_output(hint: Any) -> bool:
     return typing.get_origin(hint) is Annotated and any(isinstance(m, Writes) for m in hint.__metadata__)
 
 
-#: Library parameters whose command-line option is not ``--`` and the name with dashes.
+#: Library parameters whose command-line option is not ``--`` and the name with dashes. One name
+#: is one option in every command (tests/test_errors.py checks each marked name is an option);
+#: a name that would mean two options is marked otherwise (``items_per_query``, ``per_facet``).
 FLAGS = {
     "output": "-o",
     "measures": "-m",
