@@ -81,7 +81,7 @@ def test_pool_checks_and_pools_as_the_command_does(cli, tmp_path):
     from rubric.errors import UserError
 
     missing = tmp_path / "no-such-queries.json"
-    with pytest.raises(UserError, match="--name-from: expected one of tag, file, got 'x'"):
+    with pytest.raises(UserError, match="name_from: expected one of tag, file, got 'x'"):
         rubric.pool(missing, [TINY / "runs"], TINY / "collection.tsv", name_from="x")
     with pytest.raises(UserError, match="give at least one run"):
         rubric.pool(missing, [], TINY / "collection.tsv")

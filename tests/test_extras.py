@@ -121,7 +121,7 @@ def test_library_grade_names_the_extra(without, inputs, tmp_path):
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        env=cli_env(without("torch", "transformers")), cwd=tmp_path)  # fmt: skip
     assert r.stdout.strip() == (
-        "--backend hf-seq2seq needs torch and transformers, which are not installed: "
+        "backend hf-seq2seq needs torch and transformers, which are not installed: "
         "pip install 'rubric-workbench[hf]'"
     ), r.stderr
 

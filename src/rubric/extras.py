@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import re
 from types import ModuleType
 
 from rubric.errors import UserError
@@ -53,17 +54,24 @@ def missing(extra: str, modules: tuple[str, ...] | None = None) -> list[str]:
     return [m for m in wanted if not installed(m)]
 
 
+def _marked(what: str) -> list[str]:
+    """The parameters marked ``{name}`` in ``what``."""
+    return re.findall(r"\{([a-z_]+)\}", what)
+
+
 def require(extra: str, what: str, modules: tuple[str, ...] | None = None) -> None:
     """A :class:`UserError` naming the pip command when a module of ``extra`` is missing.
 
-    ``what`` is what needs it, as the user wrote it (``--backend hf-seq2seq``, ``--ray``,
-    ``--plot``); ``modules`` narrows the check to the modules that this use needs.
+    ``what`` is what needs it, its parameters marked as in :class:`UserError` (``{backend}
+    hf-seq2seq``, ``{ray}``, ``{plot}``: the CLI prints its flags); ``modules`` narrows the check
+    to the modules that this use needs.
     """
     absent = missing(extra, modules)
     if absent:
         verb = "is" if len(absent) == 1 else "are"
         raise UserError(
-            f"{what} needs {' and '.join(absent)}, which {verb} not installed: {install_command(extra)}"
+            f"{what} needs {' and '.join(absent)}, which {verb} not installed: {install_command(extra)}",
+            *_marked(what),
         )
 
 
@@ -75,5 +83,6 @@ def load(extra: str, module: str, what: str) -> ModuleType:
         return importlib.import_module(module)
     except ImportError as e:
         raise UserError(
-            f"{what} needs {module}, which cannot be imported ({e}): {install_command(extra)}"
+            f"{what} needs {module}, which cannot be imported ({e}): {install_command(extra)}",
+            *_marked(what),
         ) from None

@@ -39,11 +39,11 @@ def test_import_writes_banks_with_texts_and_importance(bank: Path):
 def test_import_refuses_a_bad_format_and_an_empty_source(tmp_path: Path):
     source = tmp_path / "empty.json"
     source.write_text("{}")
-    with pytest.raises(UserError, match="--format: expected list, tqa or genq, got 'csv'"):
+    with pytest.raises(UserError, match="fmt: expected list, tqa or genq, got 'csv'"):
         import_bank(source, tmp_path / "out.jsonl", fmt="csv")
     with pytest.raises(UserError, match="empty.json: no nuggets found"):
         import_bank(source, tmp_path / "out.jsonl", kind="nuggets")
-    with pytest.raises(UserError, match="--kind: expected questions or nuggets"):
+    with pytest.raises(UserError, match="kind: expected questions or nuggets"):
         import_bank(source, tmp_path / "out.jsonl", kind="facts")
     assert not (tmp_path / "out.jsonl").exists()
 
@@ -55,7 +55,7 @@ def test_show_lists_or_prints_records_of_one_query(bank: Path):
     records = [json.loads(line) for line in show_bank(bank, as_json=True)]
     assert [r["query_id"] for r in records] == ["q1", "q2"]
     assert [json.loads(line)["query_id"] for line in show_bank(bank, "q1", as_json=True)] == ["q1"]
-    with pytest.raises(UserError, match=r"--query q9: not in .*bank.jsonl \(2 banks\)"):
+    with pytest.raises(UserError, match=r"query q9: not in .*bank.jsonl \(2 banks\)"):
         show_bank(bank, "q9")
 
 
@@ -75,7 +75,7 @@ def test_edit_writes_the_edited_banks_and_reports(bank: Path, tmp_path: Path):
 
 def test_split_writes_both_parts_and_sums_up(bank: Path, tmp_path: Path):
     public, secret = tmp_path / "public.jsonl", tmp_path / "secret.jsonl"
-    with pytest.raises(UserError, match="--secret: expected a fraction"):
+    with pytest.raises(UserError, match="secret: expected a fraction"):
         split_bank_file(bank, 1.5, 1, public, secret)
     result = split_bank_file(bank, 0.5, 1, public, secret)
     assert result.summary(public, secret) == (

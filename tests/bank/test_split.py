@@ -41,7 +41,7 @@ def test_split_depends_on_seed_and_item_ids_only():
     # an item keeps its side when another query's items change
     grown = split_banks([bank("q1", 10), bank("q2", 30)], 0.3, seed=7)
     assert {i.item_id for i in grown.secret[0].items} == {i.item_id for i in a.secret[0].items}
-    with pytest.raises(UserError, match="--secret: expected a fraction"):
+    with pytest.raises(UserError, match="secret: expected a fraction"):
         split_banks(banks, 1.0, seed=7)
 
 

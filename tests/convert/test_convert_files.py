@@ -31,7 +31,7 @@ def test_pool_file_writes_the_pool_and_sums_up(tmp_path: Path):
 
 def test_pool_file_checks_options_before_reading(tmp_path: Path):
     missing = tmp_path / "no-such-queries.tsv"
-    with pytest.raises(UserError, match="--name-from: expected one of tag, file, got 'x'"):
+    with pytest.raises(UserError, match="name_from: expected one of tag, file, got 'x'"):
         pool_file(
             missing, [TINY / "run.alpha"], [TINY / "collection.tsv"], tmp_path / "o.jsonl", name_from="x"
         )
@@ -49,7 +49,7 @@ def test_answers_file_writes_passages_and_topics(tmp_path: Path):
 
 
 def test_answers_file_refuses_a_bad_segment_and_no_answers(tmp_path: Path):
-    with pytest.raises(UserError, match="--segment"):
+    with pytest.raises(UserError, match="^segment: expected"):
         answers_file([tmp_path / "not-read.jsonl"], tmp_path / "o.jsonl", segment="paragraphs")
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")

@@ -21,5 +21,5 @@ def test_formats_escape_separators():
 
 
 def test_unknown_format_is_a_user_error():
-    with pytest.raises(UserError, match="--format"):
+    with pytest.raises(UserError, match="^fmt: expected one of"):
         check_format("xml")

@@ -46,9 +46,9 @@ def test_one_of_names_the_option_and_every_choice():
 @pytest.mark.parametrize(
     "options, message",
     [
-        ({"fmt": "xml"}, "--format: expected one of tsv, csv, json, latex, trec_eval, got 'xml'"),
-        ({"name_from": "dir"}, "--name-from: expected one of tag, file, got 'dir'"),
-        ({"measures": ["nDCG@ten"]}, "-m: nDCG@ten"),
+        ({"fmt": "xml"}, "fmt: expected one of tsv, csv, json, latex, trec_eval, got 'xml'"),
+        ({"name_from": "dir"}, "name_from: expected one of tag, file, got 'dir'"),
+        ({"measures": ["nDCG@ten"]}, "measures: nDCG@ten"),
     ],
 )
 def test_leaderboard_options_fail_before_any_file_is_read(tmp_path, options, message):
@@ -93,10 +93,10 @@ def test_write_qrels_file(graded, tmp_path):
 @pytest.mark.parametrize(
     "options, message",
     [
-        ({"selection": GradeFilter(prompt_type="answer")}, "--prompt-type: expected one of question, nugget"),
-        ({"label": "best"}, "--label: expected 'max', 'count' or 'nth:M'"),
-        ({"facet_bank": "bank.jsonl"}, "--bank: only used with --per-facet"),
-        ({"facets": True, "per_item": True}, "--per-facet: not used with --per-item"),
+        ({"selection": GradeFilter(prompt_type="answer")}, "prompt_type: expected one of question, nugget"),
+        ({"label": "best"}, "label: expected 'max', 'count' or 'nth:M'"),
+        ({"facet_bank": "bank.jsonl"}, "facet_bank: only used with per_facet"),
+        ({"facets": True, "per_item": True}, "per_facet: not used with per_item"),
     ],
 )
 def test_qrels_options_fail_before_any_file_is_read(tmp_path, options, message):
@@ -108,10 +108,10 @@ def test_qrels_options_fail_before_any_file_is_read(tmp_path, options, message):
 
 def test_cover_output_checks_format_and_prompt_type_first(graded, tmp_path):
     for options, message in (
-        ({"fmt": "md"}, "--format: expected one of tsv, json, latex, got 'md'"),
+        ({"fmt": "md"}, "fmt: expected one of tsv, json, latex, got 'md'"),
         (
             {"selection": GradeFilter(prompt_type="direct")},
-            "--prompt-type: expected one of question, nugget, got",
+            "prompt_type: expected one of question, nugget, got",
         ),
     ):
         with pytest.raises(UserError, match=message):
@@ -154,12 +154,12 @@ def test_correlation_output_both_modes(tmp_path):
 @pytest.mark.parametrize(
     "leaderboard, sweep_grid, grid, message",
     [
-        ("lb.tsv", True, SweepGrid(["q"], ["r"], ["map"]), "--leaderboard: not used with --sweep"),
-        (None, True, SweepGrid(["q"], None, ["map"]), "--run: --sweep needs it"),
-        (None, True, SweepGrid(["q"], ["r"], ["nDCG@ten"]), "-m: nDCG@ten"),
-        (None, False, SweepGrid(), "--leaderboard: give our leaderboard TSV"),
-        ("lb.tsv", False, SweepGrid(levels=[2]), "--level: only used with --sweep"),
-        ("lb.tsv", False, SweepGrid(queries_file="q.txt"), "--queries: only used with --sweep"),
+        ("lb.tsv", True, SweepGrid(["q"], ["r"], ["map"]), "leaderboard: not used with sweep_grid"),
+        (None, True, SweepGrid(["q"], None, ["map"]), "runs: sweep_grid needs it"),
+        (None, True, SweepGrid(["q"], ["r"], ["nDCG@ten"]), "measures: nDCG@ten"),
+        (None, False, SweepGrid(), "leaderboard: give our leaderboard TSV"),
+        ("lb.tsv", False, SweepGrid(levels=[2]), "levels: only used with sweep_grid"),
+        ("lb.tsv", False, SweepGrid(queries_file="q.txt"), "queries_file: only used with sweep_grid"),
     ],
 )
 def test_correlation_options_fail_before_any_file_is_read(tmp_path, leaderboard, sweep_grid, grid, message):
@@ -184,10 +184,10 @@ def test_confusion_output_refuses_meta_options_and_notes_what_is_left_out(tmp_pa
     a = _assigned(tmp_path / "a.jsonl", {("r", "q1"): ["support", "not_support"], ("r", "q2"): ["support"]})
     b = _assigned(tmp_path / "b.jsonl", {("r", "q1"): ["support", "partial_support"]})
     for kwargs, message in (
-        ({"reference": ["x"]}, "--reference: not used with --confusion"),
-        ({"measures": ["V_strict"]}, "-m: not used with --confusion"),
-        ({"per_topic": "pt.tsv"}, "--per-topic: not used with --confusion"),
-        ({"label_runs": True}, "--label-runs: not used with --confusion"),
+        ({"reference": ["x"]}, "reference: not used with confusion"),
+        ({"measures": ["V_strict"]}, "measures: not used with confusion"),
+        ({"per_topic": "pt.tsv"}, "per_topic: not used with confusion"),
+        ({"label_runs": True}, "label_runs: not used with confusion"),
     ):
         with pytest.raises(UserError, match=message):
             confusion_output([a, b], **kwargs)
@@ -205,7 +205,7 @@ def test_meta_output_and_nuggets_output(tmp_path):
         {("x", "1"): ["support", "support"], ("y", "1"): ["not_support"] * 2, ("z", "1"): ["support"] * 2,
          ("x", "2"): ["partial_support"] * 2, ("y", "2"): ["support"] * 2, ("z", "2"): ["not_support"] * 2},
     )  # fmt: skip
-    with pytest.raises(UserError, match="--format: expected one of tsv, json, latex, got 'md'"):
+    with pytest.raises(UserError, match="fmt: expected one of tsv, json, latex, got 'md'"):
         nuggets_output(tmp_path / "missing.jsonl", "md")
     per_query = tmp_path / "a.tsv"
     done = nuggets_output(first, "json", per_query)
@@ -213,9 +213,9 @@ def test_meta_output_and_nuggets_output(tmp_path):
     assert done.text == report.to_json() and done.notes == report.notes
     assert per_query.read_text() == report.per_query_tsv()
     nuggets_output(second, per_query=tmp_path / "b.tsv")
-    with pytest.raises(UserError, match="--reference: give the reference evaluation"):
+    with pytest.raises(UserError, match="reference: give the reference evaluation"):
         meta_output([str(per_query)], queries=Reader())
-    with pytest.raises(UserError, match="--format: expected one of tsv, json, latex, got 'md'"):
+    with pytest.raises(UserError, match="fmt: expected one of tsv, json, latex, got 'md'"):
         meta_output(["missing.tsv"], reference=["missing.tsv"], fmt="md")
     result = meta_output(
         [f"auto={per_query}"], reference=[f"manual={tmp_path / 'b.tsv'}"], measures=["A_strict"], resamples=0
@@ -228,5 +228,5 @@ def test_meta_output_and_nuggets_output(tmp_path):
 
 def test_check_plot():
     assert check_plot(None) is None
-    with pytest.raises(UserError, match="--plot: x.gif: the file name must end in .png, .svg or .pdf"):
+    with pytest.raises(UserError, match="plot: x.gif: the file name must end in .png, .svg or .pdf"):
         check_plot("x.gif")

@@ -89,17 +89,17 @@ def test_lists_in_one_value():
         ("ndgc_cut_10", r"did you mean ndcg_cut_10\?"),
         ("nDGC@10", r"did you mean nDCG@10"),
         ("offical", r"did you mean official\?"),
-        ("P.abc", r"-m: P\.abc: P takes positive integer cutoffs, e.g. P\.10"),
+        ("P.abc", r"measures: P\.abc: P takes positive integer cutoffs, e.g. P\.10"),
         ("P.0", "positive integer cutoffs"),
         ("P.5,5", "without repeats"),
-        ("utility.x", r"-m: utility\.x: utility takes 4 numbers"),
+        ("utility.x", r"measures: utility\.x: utility takes 4 numbers"),
         ("utility.1,2", "takes 4 numbers"),
         ("set_F.0", "one positive beta"),
         ("iprec_at_recall.2", "recall levels between 0 and 1"),
         ("ndcg.x", "grade=gain pairs"),
         ("map.5", "map takes no parameters"),
         ("official.5", "official takes no parameters"),
-        ("nDCG@x", r"-m: nDCG@x: the cutoff after @ must be a positive integer, e.g. nDCG@10"),
+        ("nDCG@x", r"measures: nDCG@x: the cutoff after @ must be a positive integer, e.g. nDCG@10"),
         ("P@0", "the cutoff must be a positive integer"),
         ("R", r"R needs a cutoff, e.g. R@10"),
         ("nDCG(rel=2)@10", "uses the graded labels as gains"),
@@ -116,7 +116,7 @@ def test_lists_in_one_value():
 def test_bad_names_and_parameters_name_the_option_and_a_fix(typed, message):
     with pytest.raises(UserError, match=message) as e:
         parse_measures([typed])
-    assert str(e.value).startswith("-m: ")
+    assert str(e.value).startswith("measures: ")  # the parameter; the CLI prints -m
 
 
 def test_parse_measures_keeps_order_and_refuses_one_measure_named_twice():

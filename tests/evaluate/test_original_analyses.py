@@ -95,7 +95,7 @@ def test_facet_qrels_items_without_facet_count_for_every_facet(faceted):
     assert sorted(rows) == [("q1/f1", "0", "p2", 4), ("q1/f2", "0", "p2", 4), ("q1/f3", "0", "p2", 4)]
     from rubric.errors import UserError
 
-    with pytest.raises(UserError, match="give the facet bank with --bank"):
+    with pytest.raises(UserError, match="give the facet bank with facet_bank"):
         build_qrels(faceted, selection=GradeFilter("TQA"), rule=LabelRule("max"), facets={})
 
 

@@ -34,7 +34,7 @@ def test_direct_grades_and_selection_errors(graded):
     assert got == {("q1", "p1"): 2}
     with pytest.raises(UserError, match="ambiguous"):
         labels(graded)
-    with pytest.raises(UserError, match="no grades match --prompt-class Nope") as e:
+    with pytest.raises(UserError, match="no grades match prompt_class Nope") as e:
         labels(graded, prompt_class="Nope")
     assert QSR in str(e.value)  # lists what the file holds
 

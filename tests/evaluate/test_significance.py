@@ -51,7 +51,7 @@ def test_pairs_baseline_and_errors():
     assert rows[1].p_value == 1.0 and rows[0].p_adjusted == pytest.approx(min(1, 3 * rows[0].p_value))
     rows = compare_scores({"a": A, "b": B, "c": A}, "m", baseline="c")
     assert [(r.run_a, r.run_b) for r in rows] == [("c", "a"), ("c", "b")]
-    with pytest.raises(UserError, match="--baseline: no run named 'x'"):
+    with pytest.raises(UserError, match="baseline: no run named 'x'"):
         compare_scores({"a": A, "b": B}, "m", baseline="x")
-    with pytest.raises(UserError, match="--test"):
+    with pytest.raises(UserError, match="^test: expected one of"):
         compare_scores({"a": A, "b": B}, "m", test="wilcoxon")

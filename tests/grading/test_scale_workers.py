@@ -15,9 +15,9 @@ def test_parse_devices():
     assert parse_devices(None, 3, "cpu") == ["cpu", "cpu", "cpu"]
     with pytest.raises(UserError, match="^devices and workers"):
         parse_devices("cpu", 2, "cpu")
-    with pytest.raises(UserError, match="--device"):
+    with pytest.raises(UserError, match="^device: expected one of"):
         parse_devices("cpu,gpu:0", 0, "cpu")
-    with pytest.raises(UserError, match="--device"):
+    with pytest.raises(UserError, match="^device: expected one of"):
         parse_devices("cpu:1", 0, "cpu")
 
 

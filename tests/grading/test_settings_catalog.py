@@ -69,7 +69,7 @@ def test_show_is_the_file_and_optionally_the_rendered_example():
     shown = show("Sun", with_example=True, values=["query=why do bees dance?"])
     assert shown.startswith(text + "\n# ---- rendered example " + "-" * 48 + "\n")
     assert "why do bees dance?" in shown and shown.endswith("\n")
-    with pytest.raises(UserError, match="--set: only meaningful with --example"):
+    with pytest.raises(UserError, match="^values: only meaningful with with_example"):
         show("Sun", values=["query=x"])
     with pytest.raises(UserError, match="NAME: unknown prompt 'Nope'"):
         show("Nope")

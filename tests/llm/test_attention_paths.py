@@ -304,9 +304,9 @@ def test_auto_attention_and_option_errors(t5_dir, gpt2_dir):
     assert make_backend("hf-seq2seq", str(t5_dir), attention="eager").encoder is None
     with pytest.raises(UserError, match=r"^attention: expected one of auto, eager, sdpa, flex, got 'fast'"):
         make_backend("hf-seq2seq", str(t5_dir), attention="fast")
-    with pytest.raises(UserError, match="--attention flex: GPT2LMHeadModel has no FlexAttention path"):
+    with pytest.raises(UserError, match="^attention flex: GPT2LMHeadModel has no FlexAttention path"):
         make_backend("hf-causal", str(gpt2_dir), attention="flex")
-    with pytest.raises(UserError, match="--compile: applies to T5 encoders"):
+    with pytest.raises(UserError, match="^compile_encoder: applies to T5 encoders"):
         make_backend("hf-causal", str(gpt2_dir), compile=True)
-    with pytest.raises(UserError, match="--compile: compiles the sdpa or flex encoder, not eager"):
+    with pytest.raises(UserError, match="^compile_encoder: compiles the sdpa or flex encoder, not eager"):
         make_backend("hf-seq2seq", str(t5_dir), attention="eager", compile=True)

@@ -124,24 +124,22 @@ def test_converted_once_per_compute_type_and_nothing_half_written(t5_dir, capfd)
 
 
 def test_option_errors(t5_dir, gpt2_dir):
-    with pytest.raises(
-        UserError, match=r"--compute-type float16: this CPU does not support it \(it supports"
-    ):
+    with pytest.raises(UserError, match=r"^compute_type float16: this CPU does not support it \(it supports"):
         make_backend("ct2-seq2seq", str(t5_dir), device="cpu", compute_type="float16")
     with pytest.raises(UserError, match="compute_type: expected one of auto, float32, int8"):
         make_backend("ct2-seq2seq", str(t5_dir), device="cpu", compute_type="int4")
     with pytest.raises(
-        UserError, match="--attention: applies to the transformers backends, not to ct2-seq2seq"
+        UserError, match="^attention: applies to the transformers backends, not to ct2-seq2seq"
     ):
         make_backend("ct2-seq2seq", str(t5_dir), attention="sdpa")
-    with pytest.raises(UserError, match="--dtype: ct2-causal takes --compute-type"):
+    with pytest.raises(UserError, match="^dtype: ct2-causal takes compute_type"):
         make_backend("ct2-causal", str(gpt2_dir), dtype="bfloat16")
-    with pytest.raises(UserError, match="--compute-type: applies to the ct2 backends, not to hf-seq2seq"):
+    with pytest.raises(UserError, match="^compute_type: applies to the ct2 backends, not to hf-seq2seq"):
         make_backend("hf-seq2seq", str(t5_dir), compute_type="int8")
     with pytest.raises(UserError, match="a model for backend ct2-causal, not ct2-seq2seq"):
         make_backend("ct2-seq2seq", str(gpt2_dir))
     import ctranslate2
 
     if ctranslate2.get_cuda_device_count() == 0:
-        with pytest.raises(UserError, match="--device cuda: CTranslate2 sees 0 CUDA device"):
+        with pytest.raises(UserError, match="^device cuda: CTranslate2 sees 0 CUDA device"):
             make_backend("ct2-seq2seq", str(t5_dir), device="cuda")

@@ -143,7 +143,7 @@ def test_registry_contract():
     assert {"hf-seq2seq", "hf-causal", "hf-qa"} <= set(BACKENDS)
     with pytest.raises(UserError, match="^backend: unknown backend 'nope'; known: .*hf-seq2seq"):
         make_backend("nope", "x")
-    with pytest.raises(UserError, match="--model /nonexistent/model: cannot load it"):
+    with pytest.raises(UserError, match="^model /nonexistent/model: cannot load it"):
         make_backend("hf-seq2seq", "/nonexistent/model", device="cpu")
-    with pytest.raises(UserError, match="--device: expected one of"):
+    with pytest.raises(UserError, match="^device: expected one of"):
         make_backend("hf-seq2seq", "x", device="tpu")

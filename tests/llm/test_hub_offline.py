@@ -33,7 +33,7 @@ def test_unreachable_hub_fails_at_once_naming_the_model(monkeypatch):
         load_pretrained(AutoConfig, "no-such-org/no-such-model")
     assert time.monotonic() - start < 30
     message = str(e.value)
-    assert message.startswith("--model no-such-org/no-such-model: not on this machine")
+    assert message.startswith("model no-such-org/no-such-model: not on this machine")
     assert "127.0.0.1 cannot be reached" in message and "HF_HUB_OFFLINE is set" not in message
 
 

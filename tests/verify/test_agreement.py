@@ -60,7 +60,7 @@ def test_degenerate_kappa_is_nan_not_a_crash():
 def test_grade_map():
     m = GradeMap.parse("5=3,4=1")
     assert [m(g) for g in range(6)] == [0, 0, 0, 0, 1, 3]
-    with pytest.raises(UserError, match="--map"):
+    with pytest.raises(UserError, match="^mapping: expected GRADE=LEVEL"):
         GradeMap.parse("5:3")
 
 

@@ -122,12 +122,12 @@ def test_review_page_names_its_source_and_size(selection, graded, tmp_path):
 @pytest.mark.parametrize(
     "change,message",
     [
-        ({"plot": Path("x.png")}, "--reviews: not used with --plot or --one-vs-rest"),
-        ({"one_vs_rest": True}, "--reviews: not used with --plot or --one-vs-rest"),
-        ({"graded": None}, "--reviews: give GRADED"),
-        ({"judgments": Path("qrels.txt")}, "--reviews: give GRADED"),
-        ({"prompt_classes": ["A", "B"]}, "--reviews: give at most one --prompt-class"),
-        ({"fmt": "csv"}, "--format: expected one of tsv, md, latex"),
+        ({"plot": Path("x.png")}, "reviews: not used with plot or one_vs_rest"),
+        ({"one_vs_rest": True}, "reviews: not used with plot or one_vs_rest"),
+        ({"graded": None}, "reviews: give GRADED"),
+        ({"judgments": Path("qrels.txt")}, "reviews: give GRADED"),
+        ({"prompt_classes": ["A", "B"]}, "reviews: give at most one prompt_classes"),
+        ({"fmt": "csv"}, "fmt: expected one of tsv, md, latex"),
     ],
 )
 def test_agreement_option_checks_come_before_any_file(tmp_path, change, message):
@@ -139,7 +139,7 @@ def test_agreement_option_checks_come_before_any_file(tmp_path, change, message)
 
 def test_agreement_label_is_checked_before_the_query_file_is_read(tmp_path):
     missing = tmp_path / "missing.txt"
-    with pytest.raises(UserError, match="--label: expected"):
+    with pytest.raises(UserError, match="^label: expected"):
         agreement_report(AgreementRequest(tmp_path / "g.jsonl.gz", label="nth:0", queries=missing), print)
 
 
@@ -155,7 +155,7 @@ def test_agreement_report_one_side_per_prompt_class(graded, fx):
 
 def test_apply_checks_everything_before_writing(tmp_path, graded, reviews, fx):
     out = tmp_path / "reviewed.jsonl.gz"
-    with pytest.raises(UserError, match="--bank and --bank-out go together"):
+    with pytest.raises(UserError, match="bank and bank_out go together"):
         apply_review_files([*reviews, tmp_path / "absent.jsonl.gz"], out, bank=tmp_path / "b", report=print)
     other = review_file(tmp_path / "carl.json", graded, "carl", [grade(fx, "q1", "p1", "a", 1)], sha="0" * 64)
     with pytest.raises(UserError, match="made from a file with sha256 000000000000"):

@@ -31,7 +31,7 @@ def test_strata_are_proportional():
 
 
 def test_too_many_topics_is_an_error():
-    with pytest.raises(UserError, match="--size"):
+    with pytest.raises(UserError, match="^size: "):
         draw(["a", "b"], 3, 0)
 
 

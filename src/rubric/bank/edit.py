@@ -58,7 +58,7 @@ def show_bank(path: Path, query: str | None = None, *, as_json: bool = False) ->
     """
     banks = read_banks(path)
     if query is not None and not any(query in (b.query_id, bank_key(b)) for b in banks):
-        raise UserError(f"--query {query}: not in {path} ({len(banks)} banks)")
+        raise UserError(f"{{query}} {query}: not in {path} ({len(banks)} banks)", "query")
     if not as_json:
         return show_lines(banks, query)
     shown = [b for b in banks if query is None or query in (b.query_id, bank_key(b))]
@@ -98,7 +98,7 @@ class BankEdit:
 def _split(option: str, value: str) -> tuple[str, str]:
     key, sep, text = value.partition("=")
     if not sep or not key.strip() or not text.strip():
-        raise UserError(f"{option} {value!r}: expected KEY=TEXT")
+        raise UserError(f"{{{option}}} {value!r}: expected KEY=TEXT", option)
     return key.strip(), text.strip()
 
 
@@ -127,10 +127,10 @@ def edit_banks(
     """Apply the edits of `rubric bank edit`'s options (``ID``, ``ID=TEXT``, ``KEY=TEXT``)."""
     edits = [BankEdit("remove", item_id, origin=f"--remove {item_id}") for item_id in remove]
     for value in rewrite:
-        item_id, text = _split("--rewrite", value)
+        item_id, text = _split("rewrite", value)
         edits.append(BankEdit("rewrite", item_id, text, origin=f"--rewrite {item_id}"))
     for value in add:
-        key, text = _split("--add", value)
+        key, text = _split("add", value)
         edits.append(BankEdit("add", key, text, origin=f"--add {key}"))
     return apply_edits(banks, edits, kind, queries)
 
@@ -148,7 +148,7 @@ def edit_bank_file(
     """`rubric bank edit`: :func:`edit_banks` on the banks of ``bank``, written (atomically) to
     ``output``, which may be ``bank`` itself: the file is read completely first."""
     if not (add or remove or rewrite):
-        raise UserError("nothing to do: give --add, --remove or --rewrite")
+        raise UserError("nothing to do: give {add}, {remove} or {rewrite}", "add", "remove", "rewrite")
     banks, report = edit_banks(
         list(read_bank(bank)),
         add=add,
@@ -208,7 +208,9 @@ def apply_edits(
             by_key[key] = bank
         bank_kind = f"{bank.kind}s" if bank.kind else file_kind
         if bank_kind is None:
-            raise UserError(f"{e.origin}: the bank has no items to tell questions from nuggets; give --kind")
+            raise UserError(
+                f"{e.origin}: the bank has no items to tell questions from nuggets; give {{kind}}", "kind"
+            )
         item = build_items(Topic(bank.query_id, "", bank.facet_id), bank_kind, [text])[0]
         if any(i.item_id == item.item_id for i in bank.items):
             report.messages.append(f"{e.origin}: {text!r} is already in the bank (kept once)")

@@ -181,15 +181,17 @@ def topics(
     """What to generate for: every query (``dl``), or every subtopic of the ``facets`` file
     (``car``: query title + subtopic; a subtopic of a query not in ``texts`` is an error)."""
     if style not in ("dl", "car"):
-        raise UserError(f"--style: expected dl or car, got {style!r}")
+        raise UserError(f"{{style}}: expected dl or car, got {style!r}", "style")
     if style == "dl":
         return [Topic(q, t) for q, t in texts.items()]
     if facets is None:
-        raise UserError("--facets: the car style needs the subtopics of each query")
+        raise UserError("{facets}: the car style needs the subtopics of each query", "facets")
     facet_map = read_facets(facets)
     unknown = [q for q in facet_map if q not in texts]
     if unknown:
-        raise UserError(f"--facets {facets}: query {unknown[0]} is not in --topics {queries}")
+        raise UserError(
+            f"{{facets}} {facets}: query {unknown[0]} is not in {{queries}} {queries}", "facets", "queries"
+        )
     return [Topic(q, texts[q], f, t) for q, fs in facet_map.items() for f, t in fs]
 
 
@@ -212,7 +214,7 @@ def generate_bank_file(
     after every retry are the outcome's failures (a re-run asks only them).
     """
     check_kind(kind)
-    at_least("--items-per-query", per_query, 1)
+    at_least("items_per_query", per_query, 1)
     llm.check()
     chosen = topics(read_queries(queries), style, facets, queries)
     chosen_prompt = get_prompt(prompt or GENERATE_PROMPTS[(kind, style)], prompt_files)

@@ -24,5 +24,5 @@ KINDS = ("questions", "nuggets")
 def check_kind(kind: str) -> str:
     """A bank holds exam questions or nuggets; anything else is a user error naming ``--kind``."""
     if kind not in KINDS:
-        raise UserError(f"--kind: expected questions or nuggets, got {kind!r}")
+        raise UserError(f"{{kind}}: expected questions or nuggets, got {kind!r}", "kind")
     return kind

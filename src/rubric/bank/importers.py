@@ -268,7 +268,7 @@ def import_bank(
         kind = "questions"
         texts = {**titles, **texts}
     elif fmt != "list":
-        raise UserError(f"--format: expected list, tqa or genq, got {fmt!r}")
+        raise UserError(f"{{fmt}}: expected list, tqa or genq, got {fmt!r}", "fmt")
     if not any(entries.values()):
         raise UserError(f"{source}: no {kind} found")
     banks = to_banks(entries, kind, texts, test_collection, source=str(source))

@@ -218,7 +218,7 @@ def relevant_passages(
     seen: set[tuple[str, str]] = set()
     for q in read_passages(passages):
         if q.queryId not in texts:
-            raise UserError(f"--topics {queries}: no text for query {q.queryId} of {passages}")
+            raise UserError(f"{{queries}} {queries}: no text for query {q.queryId} of {passages}", "queries")
         for p in q.paragraphs:
             key = (q.queryId, p.paragraph_id)
             grade = (
@@ -228,8 +228,12 @@ def relevant_passages(
                 seen.add(key)
                 relevant.setdefault(q.queryId, []).append(p.text)
     if not relevant:
-        source = f"--qrels {qrels}" if qrels else f"the judgments in {passages}"
-        raise UserError(f"--min-judgment {min_judgment}: no passage is judged that relevant in {source}")
+        source = f"{{qrels}} {qrels}" if qrels else f"the judgments in {passages}"
+        raise UserError(
+            f"{{min_judgment}} {min_judgment}: no passage is judged that relevant in {source}",
+            "min_judgment",
+            "qrels",
+        )
     return relevant
 
 
@@ -253,7 +257,7 @@ def nuggetize_file(
     The options are checked before any file is read or request sent; the LLM calls that failed
     after every retry are the outcome's failures (and are counted in each bank's info).
     """
-    for name, value in (("--window", window), ("--max-nuggets", max_nuggets), ("--keep", keep)):
+    for name, value in (("window", window), ("max_nuggets", max_nuggets), ("keep", keep)):
         at_least(name, value, 1)
     llm.check()
     texts = read_queries(queries)

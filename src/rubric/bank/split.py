@@ -58,7 +58,9 @@ class Split:
 def split_banks(banks: Iterable[TestBank], secret: float, seed: int) -> Split:
     """Split every bank; a bank with no items on one side is left out of that part."""
     if not 0.0 < secret < 1.0:
-        raise UserError(f"--secret: expected a fraction between 0 and 1 (exclusive), got {secret}")
+        raise UserError(
+            f"{{secret}}: expected a fraction between 0 and 1 (exclusive), got {secret}", "secret"
+        )
     result = Split([], [])
     for bank in banks:
         n = len(bank.items)

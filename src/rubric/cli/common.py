@@ -28,8 +28,32 @@ def is_output(hint: Any) -> bool:
     return typing.get_origin(hint) is Annotated and any(isinstance(m, Writes) for m in hint.__metadata__)
 
 
-#: Library parameters whose command-line option is not ``--`` and the name with dashes.
-FLAGS = {"output": "-o", "prompts": "--prompt", "prompt_files": "--prompt-file"}
+#: Library parameters whose command-line option is not ``--`` and the name with dashes. One name
+#: is one option in every command (tests/test_errors.py checks each marked name is an option);
+#: a name that would mean two options is marked otherwise (``items_per_query``, ``per_facet``).
+FLAGS = {
+    "output": "-o",
+    "measures": "-m",
+    "prompts": "--prompt",
+    "prompt_files": "--prompt-file",
+    "prompt_classes": "--prompt-class",
+    "fmt": "--format",
+    "runs": "--run",
+    "levels": "--level",
+    "queries": "--topics",  # the query texts; the subset filter is query / queries_file
+    "queries_file": "--queries",
+    "llm_qrels": "--qrels",
+    "human_qrels": "--human",
+    "facet_bank": "--bank",
+    "sweep_grid": "--sweep",
+    "mapping": "--map",
+    "as_": "--as",
+    "values": "--set",
+    "with_example": "--example",
+    "compile_encoder": "--compile",
+    "feature_set": "--features",
+    "method": "--classifier",
+}
 
 
 def flag(parameter: str) -> str:

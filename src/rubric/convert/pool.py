@@ -91,8 +91,10 @@ def build_pool(
     if report.missing_text and not allow_missing:
         first = ", ".join(docid for _, docid in report.missing_text[:5])
         raise UserError(
-            f"--collection: no text for {len(report.missing_text)} pooled passages (first: {first}); "
-            "add the file that holds them, or pass --allow-missing to leave them out"
+            f"{{collection}}: no text for {len(report.missing_text)} pooled passages (first: {first}); "
+            "add the file that holds them, or pass {allow_missing} to leave them out",
+            "allow_missing",
+            "collection",
         )
 
     by_query: dict[str, list[tuple[str, str]]] = {}
@@ -146,10 +148,10 @@ def pool_inputs(
     The options are checked before any file is read; with neither a run nor qrels there is
     nothing to pool. `rubric convert runs` and :func:`rubric.pool` both pool through here.
     """
-    one_of("--name-from", name_from, NAME_FROM)
+    one_of("name_from", name_from, NAME_FROM)
     run_paths = run_sources(runs, name_from)
     if not run_paths and qrels is None:
-        raise UserError("give at least one run (--run or arguments) or --qrels")
+        raise UserError("give at least one run ({runs} or arguments) or {qrels}", "runs", "qrels")
     texts = dict(queries) if isinstance(queries, dict) else read_queries(queries)
     judged = read_qrels(qrels) if qrels is not None else None
     return build_pool(

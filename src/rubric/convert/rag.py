@@ -33,7 +33,7 @@ def parse_segment(spec: str) -> int | None:
         return None
     m = re.fullmatch(r"words:(\d+)", spec)
     if not m or int(m.group(1)) < 1:
-        raise UserError(f"--segment: expected 'sentence' or 'words:N' with N >= 1, got {spec!r}")
+        raise UserError(f"{{segment}}: expected 'sentence' or 'words:N' with N >= 1, got {spec!r}", "segment")
     return int(m.group(1))
 
 

@@ -79,7 +79,7 @@ class LabelRule:
                 m = 0
             if m >= 1:
                 return cls("nth", min_grade, m)
-        raise UserError(f"--label: expected 'max', 'count' or 'nth:M' (M >= 1), got {spec!r}")
+        raise UserError(f"{{label}}: expected 'max', 'count' or 'nth:M' (M >= 1), got {spec!r}", "label")
 
     def apply(self, grades: list[int]) -> int:
         if not grades:

@@ -142,7 +142,7 @@ def read_queries(path: str | Path) -> Queries:
 def write_queries(path: str | Path, queries: Queries, fmt: str = "json") -> None:
     """Write queries as the workbench JSON object, TSV, or JSON lines (``{"qid", "query"}``)."""
     if fmt not in ("json", "tsv", "jsonl"):
-        raise UserError(f"--format: unknown queries format {fmt!r} (json, tsv, jsonl)")
+        raise UserError(f"{{fmt}}: unknown queries format {fmt!r} (json, tsv, jsonl)", "fmt")
     with open_output(path) as f:
         if fmt == "json":
             json.dump(queries, f, ensure_ascii=False, indent=1)

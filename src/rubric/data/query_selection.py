@@ -22,8 +22,8 @@ from rubric.errors import UserError
 T = TypeVar("T")
 V = TypeVar("V")
 
-#: How the options are named in messages.
-OPTIONS = "--query/--queries"
+#: How the options are named in messages (parameters: the CLI spells them as its flags).
+OPTIONS = "{query}/{queries_file}"
 
 
 def read_query_ids(path: str | Path) -> list[str]:
@@ -55,11 +55,11 @@ class QuerySelection:
         """The selection of ``--query ID`` (repeatable) and ``--queries FILE``; neither: all."""
         ids = [q.strip() for q in query or []]
         if any(not q for q in ids):
-            raise UserError("--query: a query id cannot be empty")
+            raise UserError("{query}: a query id cannot be empty", "query")
         if queries_file is not None:
             from_file = read_query_ids(queries_file)
             if not from_file:
-                raise UserError(f"--queries: {queries_file} holds no query ids")
+                raise UserError(f"{{queries_file}}: {queries_file} holds no query ids", "queries_file")
             ids.extend(from_file)
         return cls(tuple(dict.fromkeys(ids)) if ids else None)
 
@@ -109,7 +109,11 @@ class QuerySelection:
         have = set(available)
         absent = self.missing(have)
         if self.ids is not None and len(absent) == len(self.ids):
-            raise UserError(f"{OPTIONS}: none of the selected queries is in {where}: {_some(absent)}")
+            raise UserError(
+                f"{OPTIONS}: none of the selected queries is in {where}: {_some(absent)}",
+                "query",
+                "queries_file",
+            )
         return absent
 
 

@@ -28,6 +28,10 @@ def grade_type(g: ExamGrades | Grades) -> str:
     return g.prompt_type or "question"
 
 
+#: The fields of a :class:`GradeFilter`, each an option of the grade-reading commands.
+FIELDS = ("prompt_class", "llm", "prompt_type")
+
+
 @dataclass(frozen=True)
 class GradeKind:
     """One (prompt class, LLM, prompt type) combination present in a file."""
@@ -52,7 +56,7 @@ class GradeFilter:
         """``--prompt-type`` must be one of ``prompt_types`` (those the caller can use, e.g.
         :data:`ITEM_TYPES` for measures over items); checked before any file is read."""
         if self.prompt_type is not None:
-            one_of("--prompt-type", self.prompt_type, prompt_types)
+            one_of("prompt_type", self.prompt_type, prompt_types)
         return self
 
     def matches(self, g: ExamGrades | Grades) -> bool:
@@ -69,15 +73,9 @@ class GradeFilter:
         return found
 
     def describe(self) -> str:
-        parts = [
-            f"{opt} {val}"
-            for opt, val in (
-                ("--prompt-class", self.prompt_class),
-                ("--llm", self.llm),
-                ("--prompt-type", self.prompt_type),
-            )
-            if val is not None
-        ]
+        """The selection for an error message, its options marked as parameters
+        (:class:`rubric.errors.UserError` with :data:`FIELDS`)."""
+        parts = [f"{{{name}}} {getattr(self, name)}" for name in FIELDS if getattr(self, name) is not None]
         return " ".join(parts) or "(no selection)"
 
 
@@ -133,10 +131,12 @@ def resolve_kind(
         return picked[0]
     if not picked:
         raise UserError(
-            f"{source}: no grades match {selection.describe()}; the file holds:\n{format_kinds(kinds)}"
+            f"{source}: no grades match {selection.describe()}; the file holds:\n{format_kinds(kinds)}",
+            *FIELDS,
         )
     choices = format_kinds(Counter({k: kinds[k] for k in picked}))
     raise UserError(
         f"{source}: {selection.describe()} is ambiguous, it matches {len(picked)} kinds of grades; "
-        f"pick one with --prompt-class/--llm/--prompt-type:\n{choices}"
+        f"pick one with {{prompt_class}}/{{llm}}/{{prompt_type}}:\n{choices}",
+        *FIELDS,
     )

@@ -165,7 +165,7 @@ def latex_escape(text: str) -> str:
 
 def check_format(fmt: str, allowed: Sequence[str] = FORMATS) -> str:
     """``--format`` must be one of ``allowed`` (the formats of the report at hand)."""
-    return one_of("--format", fmt, allowed)
+    return one_of("fmt", fmt, allowed)
 
 
 def render_tables(tables: Iterable[Table], fmt: str) -> str:

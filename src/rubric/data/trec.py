@@ -442,9 +442,11 @@ def check_run_names(named: Iterable[tuple[str, Path | None]], name_from: str = "
     seen: dict[str, Path | None] = {}
     for name, path in named:
         if name in seen:
-            other = "--name-from file or " if name_from == "tag" else ""
+            other = "{name_from} file or " if name_from == "tag" else ""
             raise UserError(
                 f"{path}: run name {name!r} is also the name of {seen[name]} "
-                f"(name them apart: {other}--run NAME=PATH)"
+                f"(name them apart: {other}{{runs}} NAME=PATH)",
+                "name_from",
+                "runs",
             )
         seen[name] = path

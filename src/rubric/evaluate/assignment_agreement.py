@@ -184,11 +184,13 @@ def confusion_output(
     """``rubric evaluate meta --confusion``: the matrix of two ASSIGNED files (automatic,
     manual). The options of a meta-evaluation (``--reference``, ``-m``, ``--per-topic``,
     ``--label-runs``) are refused before any file is read."""
-    for option, given in (("--reference", reference), ("-m", measures), ("--per-topic", per_topic)):
+    for option, given in (("reference", reference), ("measures", measures), ("per_topic", per_topic)):
         if given:
-            raise UserError(f"{option}: not used with --confusion")
+            raise UserError(f"{{{option}}}: not used with {{confusion}}", option, "confusion")
     if label_runs:
-        raise UserError("--label-runs: not used with --confusion")
+        raise UserError("{label_runs}: not used with {confusion}", "label_runs", "confusion")
     if len(assigned) != 2:
-        raise UserError(f"--confusion: give two ASSIGNED files (automatic, manual), got {len(assigned)}")
+        raise UserError(
+            f"{{confusion}}: give two ASSIGNED files (automatic, manual), got {len(assigned)}", "confusion"
+        )
     return assignment_confusion(assigned[0], assigned[1], queries)

@@ -151,7 +151,8 @@ def read_scores(path: str | Path, measure: str | None = None, text: str | None =
         column = next((header.index(n) for n in names if n in header), None)
         if column is None:
             raise UserError(
-                f"{path}: name the score column with --official-measure; columns: {', '.join(header)}"
+                f"{path}: name the score column with {{official_measure}}; columns: {', '.join(header)}",
+                "official_measure",
             )
         for line_no, r in enumerate(rows[1:], start=2):
             put(line_no, r[header.index("run")], r[column])
@@ -416,11 +417,12 @@ class SweepGrid:
     name_from: str = "tag"
 
     def options(self) -> list[tuple[str, object]]:
-        """Each field with the option that sets it; the first three are required."""
+        """Each field with the option that sets it (a parameter name: the CLI spells its flag); the
+        first three are required."""
         return [
-            ("--qrels", self.qrels), ("--run", self.runs), ("--measure", self.measures),
-            ("--level", self.levels), ("--query", self.query), ("--queries", self.queries_file),
-            ("--name-from", None if self.name_from == "tag" else self.name_from),
+            ("qrels", self.qrels), ("runs", self.runs), ("measure", self.measures),
+            ("levels", self.levels), ("query", self.query), ("queries_file", self.queries_file),
+            ("name_from", None if self.name_from == "tag" else self.name_from),
         ]  # fmt: skip
 
 
@@ -443,11 +445,14 @@ def correlation_output(
     rounding = None if digits < 0 else digits
     if sweep_grid:
         if leaderboard is not None:
-            raise UserError("--leaderboard: not used with --sweep (it evaluates --run against --qrels)")
+            raise UserError(
+                "{leaderboard}: not used with {sweep_grid} (it evaluates {runs} against {qrels})",
+                *("leaderboard", "sweep_grid", "runs", "qrels"),
+            )
         for option, given in grid.options()[:3]:
             if not given:
-                raise UserError(f"{option}: --sweep needs it")
-        one_of("--name-from", grid.name_from, NAME_FROM)
+                raise UserError(f"{{{option}}}: {{sweep_grid}} needs it", option, "sweep_grid")
+        one_of("name_from", grid.name_from, NAME_FROM)
         ms = parse_measures(list(grid.measures or []))  # before any file is read
         chosen = QuerySelection.from_options(grid.query, grid.queries_file)
         off = read_official(official, official_measure or measure)
@@ -459,10 +464,12 @@ def correlation_output(
         done = sweep(qrels, runs, off, measures=ms, levels=list(levels), digits=rounding, queries=chosen)
         return Rendered(sweep_tsv(done.rows), done.notes, before=done.left_out())
     if leaderboard is None:
-        raise UserError("--leaderboard: give our leaderboard TSV (or use --sweep)")
+        raise UserError(
+            "{leaderboard}: give our leaderboard TSV (or use {sweep_grid})", "leaderboard", "sweep_grid"
+        )
     for option, given in grid.options():
         if given:
-            raise UserError(f"{option}: only used with --sweep")
+            raise UserError(f"{{{option}}}: only used with {{sweep_grid}}", option, "sweep_grid")
     off = read_official(official, official_measure or measure)
     result = correlate(leaderboard, off, rounding, measure=measure)
     return Rendered(result.to_tsv(), before=result.left_out(leaderboard))

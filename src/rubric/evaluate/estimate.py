@@ -419,10 +419,13 @@ def estimate_output(
     check_format(fmt, FORMATS)
     check_options(measures, level, confidence, mode, name_from)
     if (llm_qrels is None) == (graded is None):
-        raise UserError("--qrels / --graded: give the LLM labels as one of them")
+        raise UserError("{llm_qrels} / {graded}: give the LLM labels as one of them", "llm_qrels", "graded")
     if human_qrels is None and graded is None:
         raise UserError(
-            "--human: the human judgments are needed (a qrels file), or --graded with HumanReview grades"
+            "{human_qrels}: the human judgments are needed (a qrels file), "
+            "or {graded} with HumanReview grades",
+            "human_qrels",
+            "graded",
         )
     grades = grades or GradeFilter()
     if graded is not None:
@@ -438,7 +441,9 @@ def estimate_output(
         human = human_qrels if human_qrels is not None else from_reviews
         if human_qrels is None and not from_reviews:
             raise UserError(
-                f"{graded}: no HumanReview grades (`rubric verify apply` writes them); or give --human"
+                f"{graded}: no HumanReview grades (`rubric verify apply` writes them); "
+                "or give {human_qrels}",
+                "human_qrels",
             )
     else:
         assert llm_qrels is not None and human_qrels is not None

@@ -50,7 +50,8 @@ def _facets_of_query(query_id: str, facets: FacetMap, source: str) -> list[str]:
     if not found:
         raise UserError(
             f"{source}: query {query_id} has grades that belong to every facet, but no facets are "
-            "known for it; give the facet bank with --bank"
+            "known for it; give the facet bank with {facet_bank}",
+            "facet_bank",
         )
     return found
 

@@ -100,13 +100,17 @@ def evaluate(
     size for ``utility`` (``-N``), ``zscores`` a z-score file or its contents (``-Z``: values as
     z-scores, :mod:`rubric.evaluate.zscores`; not with ``complete``).
     """
-    one_of("--name-from", name_from, NAME_FROM)
+    one_of("name_from", name_from, NAME_FROM)
     if max_docs is not None and max_docs < 1:
-        raise UserError(f"--max-docs: must be at least 1, got {max_docs}")
+        raise UserError(f"{{max_docs}}: must be at least 1, got {max_docs}", "max_docs")
     if num_docs is not None and num_docs < 0:
-        raise UserError(f"--num-docs: must be at least 0, got {num_docs}")
+        raise UserError(f"{{num_docs}}: must be at least 0, got {num_docs}", "num_docs")
     if zscores is not None and complete:
-        raise UserError("--zscores: not with -c/--complete (trec_eval -Z -c mixes z-scores and raw values)")
+        raise UserError(
+            "{zscores}: not with -c/{complete} (trec_eval -Z -c mixes z-scores and raw values)",
+            "zscores",
+            "complete",
+        )
     ms = as_measures(measures)  # every name checked before any file is read
     chosen = QuerySelection.of(queries)
     runs = expand_runs(runs, name_from)
@@ -337,11 +341,11 @@ def leaderboard_output(
     """
     check_format(fmt, FORMATS)
     if wide and fmt not in ("tsv", "csv"):
-        raise UserError(f"--wide: a TSV or CSV table (-f tsv or csv), not -f {fmt}")
+        raise UserError(f"{{wide}}: a TSV or CSV table (-f tsv or csv), not -f {fmt}", "wide")
     if wide and per_query:
-        raise UserError("--wide: one value per run and measure; not with --per-query")
+        raise UserError("{wide}: one value per run and measure; not with {per_query}", "wide", "per_query")
     if marks is not None and not wide:
-        raise UserError("--baseline: marks the cells of the wide table; add --wide")
+        raise UserError("{baseline}: marks the cells of the wide table; add {wide}", "baseline", "wide")
     done = evaluate(
         qrels,
         runs,

@@ -40,7 +40,7 @@ from rubric.data.graded import GradedFile, QueryRecord
 from rubric.data.kappa import kappa_from_counts
 from rubric.data.query_selection import QuerySelection
 from rubric.data.trec import read_qrels, write_qrels
-from rubric.errors import UserError
+from rubric.errors import UserError, at_least, one_of
 
 #: The prompt classes of each feature set and the grades each can give (the original's sets).
 SELF_RATED_CLASSES = {
@@ -64,7 +64,7 @@ EXPECTED_RATINGS = 10
 def prompt_classes(feature_set: str) -> dict[str, range]:
     """The prompt classes (and their scales) of a feature set, in the original's order."""
     if feature_set not in FEATURE_SETS:
-        raise UserError(f"feature_set: expected one of {', '.join(FEATURE_SETS)}, got {feature_set!r}")
+        one_of("feature_set", feature_set, FEATURE_SETS)
     names = ("nuggets", "questions", "direct") if feature_set == "all" else (feature_set,)
     out: dict[str, range] = {}
     for name in names:
@@ -206,7 +206,7 @@ def classifier(name: str, seed: int) -> Any:
             random_state=seed, class_weight="balanced", max_depth=3, n_estimators=10, min_samples_split=10
         )
     else:
-        raise UserError(f"classifier: expected one of {', '.join(CLASSIFIERS)}, got {name!r}")
+        one_of("method", name, CLASSIFIERS)
     return Pipeline(steps=[("scale", StandardScaler()), ("classify", model)])
 
 
@@ -220,10 +220,11 @@ def kappa(truth: Sequence[int], predicted: Sequence[int]) -> float:
 
 def topic_folds(topics: Sequence[str], folds: int, seed: int) -> list[list[str]]:
     """Topics shuffled with ``seed`` and dealt into ``folds`` folds (sizes differ by at most one)."""
-    if folds < 2:
-        raise UserError(f"folds: must be at least 2, got {folds}")
+    at_least("folds", folds, 2)
     if len(topics) < folds:
-        raise UserError(f"folds: {folds} folds need at least {folds} topics with labels, got {len(topics)}")
+        raise UserError(
+            f"{{folds}}: {folds} folds need at least {folds} topics with labels, got {len(topics)}", "folds"
+        )
     order = sorted(topics)
     random.Random(seed).shuffle(order)
     return [order[i::folds] for i in range(folds)]
@@ -278,7 +279,7 @@ def learn_labels(
     classifier(method, seed)  # the method and scikit-learn checked before any work
     labelled = [p for p in table.pairs if p[1] in human.get(p[0], {})]
     if not labelled:
-        raise UserError("qrels: no passage of the graded file has a human label")
+        raise UserError("{judgments}: no passage of the graded file has a human label", "judgments")
     everything = feature_matrix(table, table.pairs, classes, table.pairs)
     row = {p: i for i, p in enumerate(table.pairs)}
     truth = [human[q][d] for q, d in labelled]
@@ -303,15 +304,6 @@ def learn_labels(
     return LearnResult(results, labels, len(labelled), int(everything.shape[1]))
 
 
-#: Library parameter names as the command's options (for the messages of learn_file).
-OPTIONS = {
-    "feature_set": "--features",
-    "classifier": "--classifier",
-    "folds": "--folds",
-    "qrels": "--judgments",
-}
-
-
 def learn_file(
     graded: str | Path,
     output: str | Path,
@@ -329,22 +321,20 @@ def learn_file(
     try:
         classes = prompt_classes(feature_set)
         classifier(method, seed)
-        if folds < 2:
-            raise UserError(f"folds: must be at least 2, got {folds}")
+        at_least("folds", folds, 2)
         human = read_qrels(judgments) if judgments is not None else None
         with GradedFile(graded, QuerySelection()) as source:
             table = GradeTable.from_queries(source.queries())
         if human is None:
             human = table.judged
             if not human:
-                raise UserError(f"{graded}: holds no judgments; give human labels with --judgments QRELS")
+                raise UserError(
+                    f"{graded}: holds no judgments; give human labels with {{judgments}} QRELS", "judgments"
+                )
         result = learn_labels(table, human, feature_set=feature_set, method=method, folds=folds, seed=seed)
-    except UserError as e:
-        name, sep, rest = str(e).partition(": ")
-        if name == "graded":
-            raise UserError(f"{graded}: {rest}") from None
-        if sep and name in OPTIONS:
-            raise UserError(f"{OPTIONS[name]}: {rest}") from None
+    except UserError as e:  # the graded file's problems name the file
+        if e.template.startswith("graded: "):
+            raise UserError(f"{graded}: {e.template.removeprefix('graded: ')}", *e.parameters) from None
         raise
     n = write_qrels(output, ((q, "0", d, label) for (q, d), label in result.labels.items()))
     graded_classes = {c for r in table.ratings.values() for c in r}

@@ -146,7 +146,7 @@ def _check_params(base: str, params: str, text: str) -> None:
     """Refuse parameters trec_eval would abort on or silently misread (exit 2 naming ``-m``)."""
     kind, example = _PARAMS.get(base, ("", ""))
     if not kind:
-        raise UserError(f"-m: {text}: {base} takes no parameters; write {base}")
+        raise UserError(f"{{measures}}: {text}: {base} takes no parameters; write {base}", "measures")
     values = params.split(",")
     if kind == "cutoffs":  # trec_eval reads them with atol: 23.4 is 23 (its own test suite has it)
         ok = all(re.fullmatch(r"[0-9]+(\.[0-9]*)?", v) and int(v.partition(".")[0]) > 0 for v in values)
@@ -176,7 +176,7 @@ def _check_params(base: str, params: str, text: str) -> None:
         ok = len({float(v) for v in values}) == len(values)
         what += " without repeats"
     if not ok:
-        raise UserError(f"-m: {text}: {base} takes {what}, e.g. {example}")
+        raise UserError(f"{{measures}}: {text}: {base} takes {what}, e.g. {example}", "measures")
 
 
 @cache
@@ -229,7 +229,9 @@ def _trec_eval_measures(request: str, label: str, level: int | None) -> list[Mea
         return out
     base, _, params = request.partition(".")
     if base in STRING_MEASURES:
-        raise UserError(f"-m: {label} is not a number (trec_eval prints a string for it)")
+        raise UserError(
+            f"{{measures}}: {label} is not a number (trec_eval prints a string for it)", "measures"
+        )
     if params:
         _check_params(base, params, label)
     keys = _probe_keys(request)
@@ -304,16 +306,20 @@ def _parse_ir(text: str, name: str) -> tuple[IrMeasure, dict[str, object]]:
         cutoff = text.partition("@")[2]
         if cutoff and not re.fullmatch(r"[0-9]+(\.[0-9]+)?", cutoff):
             raise UserError(
-                f"-m: {text}: the cutoff after @ must be a positive integer, e.g. {name}@10"
+                f"{{measures}}: {text}: the cutoff after @ must be a positive integer, e.g. {name}@10",
+                "measures",
             ) from None
         raise UserError(
-            f"-m: {text}: cannot read it as an ir_measures name; write {name}(param=value,...)@cutoff, "
-            f"e.g. {name}(rel=2)@10"
+            f"{{measures}}: {text}: cannot read it as an ir_measures name; "
+            f"write {name}(param=value,...)@cutoff, e.g. {name}(rel=2)@10",
+            "measures",
         ) from None
     if not _computed_here(measure.NAME):
         raise UserError(
-            f"-m: {text}: ir_measures computes {measure.NAME} with another tool (cwl_eval, pyndeval, "
-            "gdeval); here: trec_eval's measures and RR@k, Judged@k, ERR@k, alpha_nDCG@k"
+            f"{{measures}}: {text}: ir_measures computes {measure.NAME} with another tool "
+            "(cwl_eval, pyndeval, gdeval); here: trec_eval's measures and "
+            "RR@k, Judged@k, ERR@k, alpha_nDCG@k",
+            "measures",
         )
     preset = dict(_ir_registry()[name].params)  # MRR, SetRelP, NumRelRet: aliases with parameters
     given = {k: v for k, v in measure.params.items() if k not in preset or preset[k] != v}
@@ -326,18 +332,25 @@ def _parse_ir(text: str, name: str) -> tuple[IrMeasure, dict[str, object]]:
                 f" ({measure.NAME} uses the graded labels as gains; -l and rel= do not change it, "
                 "as in trec_eval)"
             )
-        raise UserError(f"-m: {text}: {measure.NAME} takes {_takes(measure)}; got {', '.join(unknown)}{hint}")
+        raise UserError(
+            f"{{measures}}: {text}: {measure.NAME} takes {_takes(measure)}; got {', '.join(unknown)}{hint}",
+            "measures",
+        )
     for key, info in supported.items():
         if info.required and key not in measure.params:
             example = f"{measure.NAME}@10" if key == "cutoff" else f"{measure.NAME}({key}=...)"
-            raise UserError(f"-m: {text}: {measure.NAME} needs a {key}, e.g. {example}")
+            raise UserError(f"{{measures}}: {text}: {measure.NAME} needs a {key}, e.g. {example}", "measures")
     try:
         measure.validate_params()
     except (AssertionError, ValueError, TypeError) as e:
-        raise UserError(f"-m: {text}: {e} ({measure.NAME} takes {_takes(measure)})") from None
+        raise UserError(
+            f"{{measures}}: {text}: {e} ({measure.NAME} takes {_takes(measure)})", "measures"
+        ) from None
     cutoff = measure.params.get("cutoff")
     if cutoff is not None and (not isinstance(cutoff, int) or isinstance(cutoff, bool) or cutoff < 1):
-        raise UserError(f"-m: {text}: the cutoff must be a positive integer, e.g. {measure.NAME}@10")
+        raise UserError(
+            f"{{measures}}: {text}: the cutoff must be a positive integer, e.g. {measure.NAME}@10", "measures"
+        )
     return measure, given
 
 
@@ -358,7 +371,9 @@ def _from_ir(text: str, label: str, measure: IrMeasure, given: dict[str, object]
         return [Measure(own, name, own, label, level, cutoff=cutoff or 0, judged_only=judged_only)]
     plain, with_cutoff = _TREC_EVAL_OF[name]
     if name == "nDCG" and params.get("dcg", "log2") != "log2":
-        raise UserError(f"-m: {text}: only trec_eval's nDCG (dcg='log2') is computed here")
+        raise UserError(
+            f"{{measures}}: {text}: only trec_eval's nDCG (dcg='log2') is computed here", "measures"
+        )
     if name == "IPrec":
         request = f"iprec_at_recall.{params['recall']}"
     elif name == "SetF" and "beta" in params:
@@ -371,12 +386,15 @@ def _from_ir(text: str, label: str, measure: IrMeasure, given: dict[str, object]
         assert plain is not None  # a required cutoff was checked by _parse_ir
         request = plain
     elif with_cutoff is None:
-        raise UserError(f"-m: {text}: {name} has no cutoff; use {name}")
+        raise UserError(f"{{measures}}: {text}: {name} has no cutoff; use {name}", "measures")
     else:
         request = f"{with_cutoff}.{cutoff}"
     gains = params.get("gains")
     if gains and not all(_is_int(g) and _is_int(v) for g, v in gains.items()):
-        raise UserError(f"-m: {text}: gains map integer grades to integer gains, e.g. gains={{1:1,2:3}}")
+        raise UserError(
+            f"{{measures}}: {text}: gains map integer grades to integer gains, e.g. gains={{1:1,2:3}}",
+            "measures",
+        )
     gain_pairs = tuple(sorted(gains.items())) if gains else None
     found = _trec_eval_measures(request, label, level)
     return [
@@ -394,12 +412,14 @@ def _alpha_ndcg(text: str, label: str, measure: IrMeasure, given: dict[str, obje
     params = measure.params
     alpha = float(params.get("alpha", 0.5))
     if not 0 <= alpha <= 1:
-        raise UserError(f"-m: {text}: alpha must be between 0 and 1, e.g. alpha_nDCG(alpha=0.5)@10")
+        raise UserError(
+            f"{{measures}}: {text}: alpha must be between 0 and 1, e.g. alpha_nDCG(alpha=0.5)@10", "measures"
+        )
     if params.get("judged_only"):
-        raise UserError(f"-m: {text}: judged_only is not supported for alpha_nDCG")
+        raise UserError(f"{{measures}}: {text}: judged_only is not supported for alpha_nDCG", "measures")
     cutoff = params.get("cutoff")
     if cutoff is None:
-        raise UserError(f"-m: {text} needs an integer cutoff, e.g. alpha_nDCG@10")
+        raise UserError(f"{{measures}}: {text} needs an integer cutoff, e.g. alpha_nDCG@10", "measures")
     name = f"alpha_ndcg_cut_{cutoff}"
     return Measure(name, "alpha_nDCG", name, label, given.get("rel"), alpha=alpha, cutoff=cutoff)
 
@@ -448,8 +468,10 @@ def parse_measure(text: str) -> list[Measure]:
         return _trec_eval_measures(request, spelled, None)
     if name is None:
         raise UserError(
-            f"-m: unknown measure {text!r}{_suggest(text)} (trec_eval names like ndcg_cut.10, P_10, map, "
-            "recip_rank, or ir_measures names like nDCG@10, P(rel=2)@20, RR(rel=2)@10, Judged@10)"
+            f"{{measures}}: unknown measure {text!r}{_suggest(text)} "
+            "(trec_eval names like ndcg_cut.10, P_10, map, recip_rank, "
+            "or ir_measures names like nDCG@10, P(rel=2)@20, RR(rel=2)@10, Judged@10)",
+            "measures",
         )
     measure, given = _parse_ir(text, name)
     label = name + text[len(name) :]  # the user's spelling, the measure's name in its own case
@@ -498,13 +520,13 @@ def parse_measures(texts: Iterable[str | Measure] | str) -> list[Measure]:
             if len(found) == 1 and found[0].identity in named:
                 first = named[found[0].identity]
                 same = "given twice" if first == part else f"the same measure as {first}"
-                raise UserError(f"-m: {part} is {same}; give it once")
+                raise UserError(f"{{measures}}: {part} is {same}; give it once", "measures")
             if len(found) == 1:
                 named[found[0].identity] = part
             for m in found:
                 seen.setdefault(m.identity, m)
     if not seen:
-        raise UserError("-m: give at least one measure")
+        raise UserError("{measures}: give at least one measure", "measures")
     return list(seen.values())
 
 

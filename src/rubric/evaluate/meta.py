@@ -501,9 +501,9 @@ def meta_evaluate(
     error.
     """
     if not 0 < confidence < 1:
-        raise UserError(f"--confidence: expected a number between 0 and 1, got {confidence}")
+        raise UserError(f"{{confidence}}: expected a number between 0 and 1, got {confidence}", "confidence")
     if resamples < 0:
-        raise UserError(f"--resamples: expected 0 (no intervals) or more, got {resamples}")
+        raise UserError(f"{{resamples}}: expected 0 (no intervals) or more, got {resamples}", "resamples")
     if reference_measure:
         fixed: str | None = reference.resolve(reference_measure)
     elif reference.only_measure() == UNNAMED:  # run<TAB>score or {"run": rank}: one unnamed score
@@ -592,7 +592,9 @@ def meta_output(
             queries=queries,
         )
     if not reference:
-        raise UserError("--reference: give the reference evaluation (or use --confusion)")
+        raise UserError(
+            "{reference}: give the reference evaluation (or use {confusion})", "reference", "confusion"
+        )
     chosen = QuerySelection.of(queries)
     ref = read_reference(list(reference))
     conditions = read_conditions(evaluations)

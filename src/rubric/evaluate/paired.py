@@ -63,7 +63,7 @@ def paired_p_value(diffs: list[float], test: str = "t", n_resamples: int = 10_00
         idx = rng.integers(0, len(d), size=(n_resamples, len(d)))
         stats = np.abs(shifted[idx].mean(axis=1))
     else:
-        one_of("--test", test, TESTS)  # raises: every test of TESTS is handled above
+        one_of("test", test, TESTS)  # raises: every test of TESTS is handled above
     return float((np.count_nonzero(stats >= observed - tol) + 1) / (n_resamples + 1))
 
 
@@ -74,7 +74,7 @@ def adjust(p_values: list[float], method: str = "holm") -> list[float]:
         return list(p_values)
     if method == "bonferroni":
         return [min(1.0, p * m) if p == p else p for p in p_values]
-    one_of("--correction", method, CORRECTIONS)
+    one_of("correction", method, CORRECTIONS)
     order = sorted(range(m), key=lambda i: (p_values[i] != p_values[i], p_values[i]))
     adjusted = [math.nan] * m
     running = 0.0
@@ -110,14 +110,14 @@ def compare_scores(
     ``per_query`` is ``{run: {query: value}}``; with trec_eval's ``-c`` every run has every
     qrels query, otherwise a pair is compared on the queries both runs answered.
     """
-    one_of("--test", test, TESTS)
-    one_of("--correction", correction, CORRECTIONS)
+    one_of("test", test, TESTS)
+    one_of("correction", correction, CORRECTIONS)
     runs = list(per_query)
     if len(runs) < 2:
-        raise UserError("--run: give at least two runs to compare")
+        raise UserError("{runs}: give at least two runs to compare", "runs")
     if baseline is not None:
         if baseline not in per_query:
-            raise UserError(f"--baseline: no run named {baseline!r}; runs: {', '.join(runs)}")
+            raise UserError(f"{{baseline}}: no run named {baseline!r}; runs: {', '.join(runs)}", "baseline")
         pairs = [(baseline, r) for r in runs if r != baseline]
     else:
         pairs = list(combinations(runs, 2))

@@ -127,9 +127,9 @@ def write_qrels_file(
     selection.check()
     rule = LabelRule.parse(label, min_grade)
     if facet_bank is not None and not facets:
-        raise UserError("--bank: only used with --per-facet")
+        raise UserError("{facet_bank}: only used with {per_facet}", "facet_bank", "per_facet")
     if facets and per_item:
-        raise UserError("--per-facet: not used with --per-item")
+        raise UserError("{per_facet}: not used with {per_item}", "per_facet", "per_item")
     chosen = QuerySelection.of(queries)
     facet_map = None
     if facets:
@@ -166,14 +166,18 @@ def _rows(
         result.absent = graded.absent()
         if prefer is not None and selection.prompt_class == prefer:
             raise UserError(
-                f"--prefer {prefer}: also selected with --prompt-class; select the grades to fall back to"
+                f"{{prefer}} {prefer}: also selected with {{prompt_class}}; "
+                "select the grades to fall back to",
+                "prefer",
+                "prompt_class",
             )
         kinds = graded.survey.kinds
         kind = resolve_kind(kinds, selection, source, exclude_prompt_class=prefer)
         if per_item and kind.prompt_type == DIRECT:
             raise UserError(
-                f"--per-item: {source} holds direct grades ({kind.prompt_class}), which grade the passage "
-                "as a whole; per-item qrels need question or nugget grades"
+                f"{{per_item}}: {source} holds direct grades ({kind.prompt_class}), which grade the passage "
+                "as a whole; per-item qrels need question or nugget grades",
+                "per_item",
             )
         if prefer is not None:
             _check_prefer(kinds, kind, prefer, source)
@@ -219,10 +223,13 @@ def _check_prefer(kinds: Counter[GradeKind], kind: GradeKind, prefer: str, sourc
     """The grades ``--prefer`` names must exist, of the selected kind's items."""
     if kind.prompt_type == DIRECT:
         raise UserError(
-            f"--prefer {prefer}: {source} selects direct grades ({kind.prompt_class}), which grade no items"
+            f"{{prefer}} {prefer}: {source} selects direct grades ({kind.prompt_class}), "
+            "which grade no items",
+            "prefer",
         )
     if not any(k.prompt_class == prefer and k.prompt_type == kind.prompt_type for k in kinds):
         raise UserError(
-            f"--prefer {prefer}: {source} holds no {kind.prompt_type} grades of prompt class {prefer} "
-            "(`rubric verify apply` writes HumanReview grades)"
+            f"{{prefer}} {prefer}: {source} holds no {kind.prompt_type} grades of prompt class {prefer} "
+            "(`rubric verify apply` writes HumanReview grades)",
+            "prefer",
         )

@@ -68,7 +68,7 @@ def representative_output(
     from rubric.evaluate.leaderboards import evaluate, report_from
 
     if top is not None and top < 1:
-        raise UserError(f"--top: must be at least 1, got {top}")
+        raise UserError(f"{{top}}: must be at least 1, got {top}", "top")
     done = evaluate(
         qrels, list(runs), [measure], level=level, complete=complete, judged_only=False, name_from=name_from
     )

@@ -95,8 +95,8 @@ def compare(
     file is read (``queries`` may be a function that reads them, called after the checks)."""
     from rubric.evaluate.leaderboards import evaluate
 
-    one_of("--test", test, TESTS)
-    one_of("--correction", correction, CORRECTIONS)
+    one_of("test", test, TESTS)
+    one_of("correction", correction, CORRECTIONS)
     done = evaluate(
         qrels, runs, measures, level=level, complete=complete, name_from=name_from, queries=queries
     )

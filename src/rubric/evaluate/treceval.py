@@ -108,7 +108,9 @@ class Evaluator:
         self.level = level
         self.items = items
         if items is None and any(m.needs_items for m in measures):
-            raise UserError("-m: alpha_nDCG needs per-item qrels (`rubric evaluate qrels --per-item`)")
+            raise UserError(
+                "{measures}: alpha_nDCG needs per-item qrels (`rubric evaluate qrels --per-item`)", "measures"
+            )
         self.judged_only = judged_only
         # trec_eval takes one parameter list per measure: P.5 and P.10 are asked as P.10,5 (as
         # pytrec_eval's wrapper does); a base asked twice otherwise (ndcg and ndcg.1=3) goes to

@@ -46,7 +46,9 @@ def wide_table(report: Report, digits: int = 4, marks: Marks | None = None) -> W
     notes: list[str] = []
     if marks is not None:
         if marks.baseline not in runs:
-            raise UserError(f"--baseline: no run named {marks.baseline!r}; runs: {', '.join(runs)}")
+            raise UserError(
+                f"{{baseline}}: no run named {marks.baseline!r}; runs: {', '.join(runs)}", "baseline"
+            )
         signs = _signs(report, marks)
         notes.append(
             f"+ / -: significantly better / worse than {marks.baseline} ({marks.test} test, "

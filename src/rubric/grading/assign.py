@@ -134,7 +134,8 @@ def assign(
         query_text = ans.query_text or texts.get(ans.query_id, "")
         if not query_text:
             raise UserError(
-                f"no query text for query {ans.query_id}: give --queries (the answers and bank lack it)"
+                f"no query text for query {ans.query_id}: give {{queries}} (the answers and bank lack it)",
+                "queries",
             )
         entries = [dict(n, assignment=None) for n in nuggets[ans.query_id]]
         records.append(
@@ -197,7 +198,7 @@ def read_answers_to_assign(
         seen.add((a.run_id, a.query_id))
     with_nuggets = {b.query_id for b in banks if b.items}
     if not any(a.query_id in with_nuggets for a in answers):
-        raise UserError(f"--bank {bank}: none of the answered queries has nuggets in the bank")
+        raise UserError(f"{{bank}} {bank}: none of the answered queries has nuggets in the bank", "bank")
     return answers
 
 
@@ -217,7 +218,7 @@ def assign_file(
     The options are checked before any file is read or request sent; the batches that failed
     after every retry are the outcome's failures (left unassigned in the output).
     """
-    at_least("--batch", batch, 1)
+    at_least("batch", batch, 1)
     llm.check()
     banks = read_banks(bank)
     system_answers = read_answers_to_assign(answers, banks, bank)

@@ -111,7 +111,7 @@ class GradeJob:
 
         if (self.bank is None) == (self.queries is None):
             raise ValueError("a GradeJob needs a bank (exam grading) or queries (direct grading), not both")
-        prompts = [get_prompt(name, list(self.prompt_files)) for name in self.prompts]
+        prompts = [get_prompt(name, list(self.prompt_files), option="prompts") for name in self.prompts]
         # an unknown backend and prompts it cannot ask are errors before any model loads
         backend = backend_class(self.backend)
         if self.bank is not None:

@@ -42,11 +42,13 @@ def import_judgments_file(
     or extended with ``append_judgments``) or ``both``. ``topics``: query texts for the
     judgments' ``titleQuery``.
     """
-    one_of("--as", as_, AS)
+    one_of("as_", as_, AS)
     if not prompt_class.strip():
-        raise UserError("--prompt-class: must not be empty")
+        raise UserError("{prompt_class}: must not be empty", "prompt_class")
     if append_judgments and as_ == "grades":
-        raise UserError("--append-judgments: only with --as judgments or --as both")
+        raise UserError(
+            "{append_judgments}: only with {as_} judgments or {as_} both", "append_judgments", "as_"
+        )
     labels = read_qrels(qrels)
     titles = read_queries(topics) if topics is not None else {}
     counts = {"grades": 0, "judgments": 0, "passages": 0}

@@ -56,9 +56,15 @@ def grade_job(
     if (job.query_ids is not None or shard is not None) and is_input(output, job.passages):
         if devices is not None or workers or ray:
             raise UserError(
-                f"-o {output}: grading the passages file in place with --query/--queries and "
-                "--devices/--workers/--ray would drop the queries not selected; grade without "
-                "workers, or write to another file"
+                f"{{output}} {output}: grading the passages file in place with "
+                "{query}/{queries_file} and {devices}/{workers}/{ray} would drop the queries not "
+                "selected; grade without workers, or write to another file",
+                "output",
+                "devices",
+                "workers",
+                "ray",
+                "query",
+                "queries_file",
             )
         job = replace(job, keep_unselected=True)
     _check_scale(job, shard=shard, devices=devices, workers=workers, ray=ray, ray_address=ray_address)

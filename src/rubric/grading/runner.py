@@ -115,7 +115,9 @@ class OutputLock:
                     if isinstance(e, IsADirectoryError)
                     else f"cannot write ({e.strerror or e})"
                 )
-                raise UserError(f"{self.path}: {what}; the lock file of -o {self.output}") from None
+                raise UserError(
+                    f"{self.path}: {what}; the lock file of {{output}} {self.output}", "output"
+                ) from None
             try:
                 fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -142,7 +144,8 @@ class OutputLock:
             if created:
                 self.path.unlink(missing_ok=True)
             raise UserError(
-                f"{self.path}: cannot write ({e.strerror or e}); the lock file of -o {self.output}"
+                f"{self.path}: cannot write ({e.strerror or e}); the lock file of {{output}} {self.output}",
+                "output",
             ) from None
         self._file = f
         return self

@@ -81,7 +81,7 @@ class GradeSettings:
         from rubric.grading.launch import grade_job
 
         if self.ray:
-            require("ray", "--ray")
+            require("ray", "{ray}")
         selected = QuerySelection.from_options(self.query, subset)
         at_least("workers", self.workers, 0)
         job = GradeJob(  # checks the ranges of the options

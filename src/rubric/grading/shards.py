@@ -106,8 +106,9 @@ def _merge_in_order(
     missing = [q for q in wanted if q not in where]
     if missing:
         raise UserError(
-            f"--order {order}: {len(missing)} of its queries are in no part (first: {missing[0]}); "
-            "is a shard missing?"
+            f"{{order}} {order}: {len(missing)} of its queries are in no part (first: {missing[0]}); "
+            "is a shard missing?",
+            "order",
         )
     known = set(wanted)
     ids = [q for q in wanted if q in where] + [q for q in where if q not in known]

@@ -244,7 +244,7 @@ def run_ray(
     ``OUT.workers/`` and a rerun skips shards whose part is there. Ray retries a task whose node
     died. SIGINT and SIGTERM shut Ray down (cancelling the tasks) before the driver exits.
     """
-    ray = load("ray", "ray", "--ray")
+    ray = load("ray", "ray", "{ray}")
     folder = parts_folder(output)
     parts = [folder / f"part-{i}-of-{shards}.jsonl.gz" for i in range(1, shards + 1)]
     init: dict[str, Any] = {"include_dashboard": False, "configure_logging": False}
@@ -257,7 +257,9 @@ def run_ray(
         try:
             ray.init(address=address, **init)
         except (ConnectionError, RuntimeError, ValueError) as e:
-            raise UserError(f"--ray-address {address}: cannot connect to Ray ({e})") from None
+            raise UserError(
+                f"{{ray_address}} {address}: cannot connect to Ray ({e})", "ray_address"
+            ) from None
         try:
             task = ray.remote(_ray_shard).options(num_gpus=1 if gpus else 0, num_cpus=1, max_retries=2)
             pending = {

@@ -122,15 +122,17 @@ class ResponseCache:
         except (sqlite3.Error, OSError) as e:
             reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
             raise UserError(
-                f"--cache {self.path}: cannot open the response cache ({reason}); move the file "
-                "aside or give another --cache"
+                f"{{cache}} {self.path}: cannot open the response cache ({reason}); move the file "
+                "aside or give another {cache}",
+                "cache",
             ) from None
         if columns != COLUMNS:
             self._db.close()
             raise UserError(
-                f"--cache {self.path}: a sqlite file of another schema, not a response cache of "
+                f"{{cache}} {self.path}: a sqlite file of another schema, not a response cache of "
                 f"rubric-workbench (its responses table has columns {', '.join(columns)}); move "
-                "it aside or give another --cache"
+                "it aside or give another {cache}",
+                "cache",
             )
 
     def get_many(self, keys: Sequence[str]) -> dict[str, Any]:
@@ -145,8 +147,9 @@ class ResponseCache:
                 rows = self._db.execute(query, chunk).fetchall()
             except sqlite3.Error as e:  # a damaged file
                 raise UserError(
-                    f"--cache {self.path}: cannot read the response cache ({e}); move it aside or "
-                    "give another --cache"
+                    f"{{cache}} {self.path}: cannot read the response cache ({e}); move it aside or "
+                    "give another {cache}",
+                    "cache",
                 ) from None
             for key, value in rows:
                 try:
@@ -165,7 +168,7 @@ class ResponseCache:
                     self._db.executemany("INSERT OR REPLACE INTO responses VALUES (?, ?, ?)", rows)
             except sqlite3.Error as e:  # a full disk, a read-only file
                 raise UserError(
-                    f"--cache {self.path}: cannot write ({e}); the answers so far are kept"
+                    f"{{cache}} {self.path}: cannot write ({e}); the answers so far are kept", "cache"
                 ) from None
 
     def __len__(self) -> int:

@@ -47,7 +47,8 @@ from rubric.llm.hf_common import (
 
 AUTO_BATCH = {"cpu": 32, "cuda": 64}  # measured on CPU: CTranslate2 keeps gaining up to ~32 prompts
 #: Options of the transformers backends that CTranslate2 has no use for; refused when chosen.
-HF_ONLY = {"attention": "--attention", "compile": "--compile"}
+#: The transformers-only options (their key in the backend options: the setting that sets it).
+HF_ONLY = {"attention": "attention", "compile": "compile_encoder"}
 
 
 @dataclass
@@ -76,7 +77,9 @@ def read_vocabulary(folder: Path) -> list[str]:
     for name in ("shared_vocabulary.json", "vocabulary.json", "target_vocabulary.json"):
         if (folder / name).exists():
             return list(json.loads((folder / name).read_text(encoding="utf-8")))
-    raise UserError(f"--model: {folder} holds no CTranslate2 vocabulary; delete the folder to convert again")
+    raise UserError(
+        f"{{model}}: {folder} holds no CTranslate2 vocabulary; delete the folder to convert again", "model"
+    )
 
 
 def end_ids(source: Path, tokenizer: Any) -> set[int]:
@@ -128,11 +131,17 @@ class CT2Backend(ChoiceRater, PromptTokens):
     def from_options(cls, model: str, **options: Any) -> CT2Backend:
         """Registry constructor: known :class:`CT2Settings` fields are used; the transformers-only
         options are refused when chosen, others ignored."""
-        for key, flag in HF_ONLY.items():
+        for key, setting in HF_ONLY.items():
             if options.get(key):
-                raise UserError(f"{flag}: applies to the transformers backends, not to {cls.name}")
+                raise UserError(
+                    f"{{{setting}}}: applies to the transformers backends, not to {cls.name}", setting
+                )
         if options.get("dtype") not in (None, "auto"):
-            raise UserError(f"--dtype: {cls.name} takes --compute-type (float32, int8, ...), not --dtype")
+            raise UserError(
+                f"{{dtype}}: {cls.name} takes {{compute_type}} (float32, int8, ...), not {{dtype}}",
+                "dtype",
+                "compute_type",
+            )
         known = {k: v for k, v in options.items() if k in CT2Settings.__dataclass_fields__ and v is not None}
         return cls(CT2Settings(model=model, **known))
 

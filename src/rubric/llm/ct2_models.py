@@ -48,19 +48,21 @@ def require_ctranslate2(backend: str) -> ModuleType:
     """``import ctranslate2``, or one line naming the extra that installs it."""
     from rubric.extras import load
 
-    return load("ct2", "ctranslate2", f"--backend {backend}")
+    return load("ct2", "ctranslate2", f"{{backend}} {backend}")
 
 
 def resolve_ct2_device(ct2: ModuleType, device: str) -> tuple[str, int]:
     """``auto`` -> cuda when CTranslate2 sees a GPU, else cpu; ``cuda:N`` -> ("cuda", N)."""
     kind, _, index = device.partition(":")
     if kind not in ("auto", "cpu", "cuda") or (index and (kind != "cuda" or not index.isdigit())):
-        raise UserError(f"--device: expected one of auto, cpu, cuda or cuda:N, got {device!r}")
+        raise UserError(f"{{device}}: expected one of auto, cpu, cuda or cuda:N, got {device!r}", "device")
     gpus = ct2.get_cuda_device_count()
     if kind == "auto":
         return ("cuda", 0) if gpus else ("cpu", 0)
     if kind == "cuda" and int(index or 0) >= gpus:
-        raise UserError(f"--device {device}: CTranslate2 sees {gpus} CUDA device(s) (use --device cpu)")
+        raise UserError(
+            f"{{device}} {device}: CTranslate2 sees {gpus} CUDA device(s) (use {{device}} cpu)", "device"
+        )
     return kind, int(index or 0)
 
 
@@ -72,8 +74,9 @@ def resolve_compute_type(ct2: ModuleType, compute_type: str, device: str) -> str
     supported = sorted(ct2.get_supported_compute_types(device))
     if chosen not in supported:
         raise UserError(
-            f"--compute-type {chosen}: this {device.upper()} does not support it "
-            f"(it supports {', '.join(supported)})"
+            f"{{compute_type}} {chosen}: this {device.upper()} does not support it "
+            f"(it supports {', '.join(supported)})",
+            "compute_type",
         )
     return chosen
 
@@ -89,7 +92,9 @@ def source_folder(model: str) -> tuple[Path, str]:
     folder = Path(resolved)
     if folder.is_dir():
         if not (folder / "config.json").exists():
-            raise UserError(f"--model {model}: {folder} is a folder but holds no model (no config.json)")
+            raise UserError(
+                f"{{model}} {model}: {folder} is a folder but holds no model (no config.json)", "model"
+            )
         stamp = hashlib.sha256(str(folder.resolve()).encode())
         for f in sorted(folder.iterdir()):
             if f.is_file():
@@ -97,7 +102,7 @@ def source_folder(model: str) -> tuple[Path, str]:
                 stamp.update(f"{f.name}:{st.st_size}:{st.st_mtime_ns}".encode())
         return folder, stamp.hexdigest()[:12]
     if folder.exists():
-        raise UserError(f"--model {model}: {folder} is a file, not a model folder")
+        raise UserError(f"{{model}} {model}: {folder} is a file, not a model folder", "model")
     from rubric.llm.hf_common import check_hub_reachable, hub_offline
 
     try:
@@ -110,7 +115,7 @@ def source_folder(model: str) -> tuple[Path, str]:
         except Exception as e:  # noqa: BLE001 - hub errors have many types; each is one line for the user
             first = (str(e).strip().splitlines() or [type(e).__name__])[0]
             hint = " (offline: HF_HUB_OFFLINE is set)" if hub_offline() else ""
-            raise UserError(f"--model {model}: cannot download it{hint}: {first}") from None
+            raise UserError(f"{{model}} {model}: cannot download it{hint}: {first}", "model") from None
     return snapshot, snapshot.name[:12]  # the snapshot folder is named by its commit
 
 
@@ -150,13 +155,14 @@ def check_convertible(source: Path, model: str) -> None:
         config = AutoConfig.from_pretrained(source)
     except (OSError, ValueError, KeyError) as e:
         first = (str(e).strip().splitlines() or [type(e).__name__])[0][:300]
-        raise UserError(f"--model {model}: cannot read its config.json: {first}") from None
+        raise UserError(f"{{model}} {model}: cannot read its config.json: {first}", "model") from None
     known = getattr(converters, "_MODEL_LOADERS", None)  # the converter's registry, where it has one
     name = type(config).__name__
     if isinstance(known, dict) and name not in known:
         raise UserError(
-            f"--model {model}: CTranslate2 {ctranslate2.__version__} cannot convert it: "
-            f"no converter for {name} (it converts T5, Llama, Qwen, Mistral, GPT-2 and other families)"
+            f"{{model}} {model}: CTranslate2 {ctranslate2.__version__} cannot convert it: "
+            f"no converter for {name} (it converts T5, Llama, Qwen, Mistral, GPT-2 and other families)",
+            "model",
         )
 
 
@@ -193,7 +199,7 @@ def convert(source: Path, target: Path, compute_type: str, model: str) -> Path:
             Converter(str(source)).convert(str(tmp), quantization=compute_type, force=True)
         except (ValueError, KeyError, OSError, NotImplementedError, AttributeError, TypeError) as e:
             first = (str(e).strip().splitlines() or [type(e).__name__])[0][:300]
-            raise UserError(f"--model {model}: CTranslate2 cannot convert it: {first}") from None
+            raise UserError(f"{{model}} {model}: CTranslate2 cannot convert it: {first}", "model") from None
         try:
             os.rename(tmp, target)
         except OSError:

@@ -73,9 +73,9 @@ class EmbeddingGrader(PairGrader):
         thresholds: Sequence[float] = THRESHOLDS,
     ):
         if list(thresholds) != sorted(thresholds) or len(thresholds) != 5:
-            raise UserError(f"--thresholds: need 5 increasing values, got {list(thresholds)}")
+            raise UserError(f"{{thresholds}}: need 5 increasing values, got {list(thresholds)}", "thresholds")
         if batch_size < 1:
-            raise UserError(f"--batch-size: must be at least 1, got {batch_size}")
+            raise UserError(f"{{batch_size}}: must be at least 1, got {batch_size}", "batch_size")
         super().__init__(ALIASES.get(model, model))
         self.thresholds = tuple(float(t) for t in thresholds)
         self.batch_size = batch_size
@@ -113,7 +113,7 @@ class EmbeddingGrader(PairGrader):
         elif self._device_name in ("cpu", "cuda") or self._device_name.startswith("cuda:"):
             self._device = self._device_name
         else:
-            raise UserError(f"--device: expected cpu, cuda or auto, got {self._device_name!r}")
+            raise UserError(f"{{device}}: expected cpu, cuda or auto, got {self._device_name!r}", "device")
         self._tokenizer = load_pretrained(AutoTokenizer, self._path)
         self._net = load_pretrained(AutoModel, self._path).to(self._device).eval()
 

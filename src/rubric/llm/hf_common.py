@@ -81,13 +81,17 @@ def resolve_device(device: str) -> str:
 
     kind, _, index = device.partition(":")
     if kind not in DEVICES or (index and (kind != "cuda" or not index.isdigit())):
-        raise UserError(f"--device: expected one of {', '.join(DEVICES)} or cuda:N, got {device!r}")
+        raise UserError(
+            f"{{device}}: expected one of {', '.join(DEVICES)} or cuda:N, got {device!r}", "device"
+        )
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if kind == "cuda" and not torch.cuda.is_available():
-        raise UserError(f"--device {device}: no CUDA device is available (use --device cpu)")
+        raise UserError(f"{{device}} {device}: no CUDA device is available (use {{device}} cpu)", "device")
     if index and int(index) >= torch.cuda.device_count():
-        raise UserError(f"--device {device}: this machine has {torch.cuda.device_count()} CUDA device(s)")
+        raise UserError(
+            f"{{device}} {device}: this machine has {torch.cuda.device_count()} CUDA device(s)", "device"
+        )
     return device
 
 
@@ -113,7 +117,9 @@ def load_pretrained(auto_class: Any, name: str, **kwargs: Any) -> Any:
     path = resolve_model(name)
     folder = Path(path)
     if folder.is_dir() and not any((folder / f).exists() for f in MODEL_FOLDER_MARKERS):
-        raise UserError(f"--model {name}: {folder} is a folder but holds no model (no config.json)")
+        raise UserError(
+            f"{{model}} {name}: {folder} is a folder but holds no model (no config.json)", "model"
+        )
     import transformers
 
     if "dtype" in kwargs and int(transformers.__version__.split(".")[0]) < 5:
@@ -136,7 +142,7 @@ def load_pretrained(auto_class: Any, name: str, **kwargs: Any) -> Any:
 def _load_error(name: str, e: Exception) -> UserError:
     first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
     hint = " (offline: HF_HUB_OFFLINE is set)" if hub_offline() else ""
-    return UserError(f"--model {name}: cannot load it{hint}: {first}")
+    return UserError(f"{{model}} {name}: cannot load it{hint}: {first}", "model")
 
 
 def hub_offline() -> bool:
@@ -163,9 +169,10 @@ def check_hub_reachable(name: str, timeout: float = 3.0) -> None:
         socket.create_connection((host, port), timeout=timeout).close()
     except OSError as e:
         raise UserError(
-            f"--model {name}: not on this machine (no such folder, not in the Hugging Face cache) and "
+            f"{{model}} {name}: not on this machine (no such folder, not in the Hugging Face cache) and "
             f"{host} cannot be reached to download it ({e.strerror or type(e).__name__}); download it "
-            "where there is a network, or give a local folder"
+            "where there is a network, or give a local folder",
+            "model",
         ) from None
 
 
@@ -176,7 +183,7 @@ def load_tokenizer(name: str, padding_side: str = "right") -> Any:
     tok.padding_side = padding_side
     if tok.pad_token is None:
         if tok.eos_token is None:
-            raise UserError(f"--model {name}: the tokenizer has neither a pad nor an eos token")
+            raise UserError(f"{{model}} {name}: the tokenizer has neither a pad nor an eos token", "model")
         tok.pad_token = tok.eos_token
     return tok
 
@@ -205,12 +212,16 @@ def use_attention(net: Any, implementation: str) -> None:
     """Switch a loaded model to one of transformers' attention implementations."""
     setter = getattr(net, "set_attn_implementation", None)
     if setter is None:
-        raise UserError("--attention: this transformers cannot switch attention; transformers >= 5 can")
+        raise UserError(
+            "{attention}: this transformers cannot switch attention; transformers >= 5 can", "attention"
+        )
     try:
         setter(implementation)
     except (ValueError, ImportError) as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise UserError(f"--attention: {type(net).__name__} cannot use {implementation}: {first}") from None
+        raise UserError(
+            f"{{attention}}: {type(net).__name__} cannot use {implementation}: {first}", "attention"
+        ) from None
 
 
 def eos_ids(model: Any, tokenizer: Any) -> set[int]:
@@ -352,8 +363,7 @@ class GenerativeHF(ChoiceRater, PromptTokens):
         CTranslate2-only options are refused when chosen)."""
         for key in ("compute_type", "threads"):
             if options.get(key):
-                flag = "--" + key.replace("_", "-")
-                raise UserError(f"{flag}: applies to the ct2 backends, not to {cls.name}")
+                raise UserError(f"{{{key}}}: applies to the ct2 backends, not to {cls.name}", key)
         known = {k: v for k, v in options.items() if k in HFSettings.__dataclass_fields__ and v is not None}
         return cls(HFSettings(model=model, **known))
 
@@ -370,12 +380,17 @@ class GenerativeHF(ChoiceRater, PromptTokens):
         """Select the attention path; returns its name as reported. The base uses transformers'
         own implementations (``auto``: the model's default, SDPA where it has one)."""
         if self.settings.compile:
-            raise UserError(f"--compile: applies to T5 encoders (hf-seq2seq), not to {self.name}")
+            raise UserError(
+                f"{{compile_encoder}}: applies to T5 encoders (hf-seq2seq), not to {self.name}",
+                "compile_encoder",
+            )
         if attention == "auto":
             return str(self.net.config._attn_implementation)
         if attention == "flex" and not getattr(self.net, "_supports_flex_attn", False):
             raise UserError(
-                f"--attention flex: {type(self.net).__name__} has no FlexAttention path (use sdpa or eager)"
+                f"{{attention}} flex: {type(self.net).__name__} has no FlexAttention path "
+                "(use sdpa or eager)",
+                "attention",
             )
         use_attention(self.net, "flex_attention" if attention == "flex" else attention)
         return attention

@@ -60,7 +60,9 @@ class HFSeq2Seq(GenerativeHF):
         if not supports_fused(self.net):
             if self.settings.compile:
                 raise UserError(
-                    f"--compile: applies to T5 / mT5 encoders; {type(self.net).__name__} is not one"
+                    "{compile_encoder}: applies to T5 / mT5 encoders; "
+                    f"{type(self.net).__name__} is not one",
+                    "compile_encoder",
                 )
             return super()._setup_attention(attention)
         if attention == "auto":
@@ -68,11 +70,14 @@ class HFSeq2Seq(GenerativeHF):
         if attention == "eager":
             if self.settings.compile:
                 raise UserError(
-                    "--compile: compiles the sdpa or flex encoder, not eager (transformers' own T5)"
+                    "{compile_encoder}: compiles the sdpa or flex encoder, not eager (transformers' own T5)",
+                    "compile_encoder",
                 )
             return super()._setup_attention("eager")
         if attention == "flex" and importlib.util.find_spec("torch.nn.attention.flex_attention") is None:
-            raise UserError("--attention flex: this torch has no FlexAttention (torch >= 2.5 has it)")
+            raise UserError(
+                "{attention} flex: this torch has no FlexAttention (torch >= 2.5 has it)", "attention"
+            )
         self.encoder = FusedT5Encoder(self.net, attention, compile=self.settings.compile)
         return attention + (" (compiled)" if self.settings.compile else "")
 

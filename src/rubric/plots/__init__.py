@@ -48,14 +48,14 @@ METADATA: dict[str, dict[str, Any]] = {
 
 def require_matplotlib():
     """The matplotlib module, or a one-line error telling how to install it."""
-    return load("plot", "matplotlib", "--plot")
+    return load("plot", "matplotlib", "{plot}")
 
 
 def plot_format(path: str | Path) -> str:
     """The figure format from the file name's suffix (checked before any work is done)."""
     fmt = Path(path).suffix.lower().lstrip(".")
     if fmt not in FORMATS:
-        raise UserError(f"--plot: {path}: the file name must end in .png, .svg or .pdf")
+        raise UserError(f"{{plot}}: {path}: the file name must end in .png, .svg or .pdf", "plot")
     return fmt
 
 

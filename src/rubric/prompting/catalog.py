@@ -51,7 +51,7 @@ def listing(prompt_files: list[Path] | None = None, kind: str | None = None) -> 
     rows = [p for p in prompts.values() if kind is None or p.kind == kind]
     if not rows:
         kinds = sorted({p.kind for p in prompts.values()})
-        raise UserError(f"--kind: no prompt of kind {kind!r}; kinds: {', '.join(kinds)}")
+        raise UserError(f"{{kind}}: no prompt of kind {kind!r}; kinds: {', '.join(kinds)}", "kind")
     rows.sort(key=lambda p: (p.kind, p.name))
     table = [("NAME", "KIND", "PARSER", "DESCRIPTION")] + [
         (p.name, p.kind, p.parser, describe(p)) for p in rows
@@ -67,7 +67,9 @@ def example(prompt: Prompt, values: list[str] | None = None) -> str:
         key, sep, text = item.partition("=")
         if not sep or key not in prompt.placeholders:
             raise UserError(
-                f"--set: expected NAME=TEXT with NAME one of {', '.join(prompt.placeholders)}, got {item!r}"
+                f"{{values}}: expected NAME=TEXT with NAME one of {', '.join(prompt.placeholders)}, "
+                f"got {item!r}",
+                "values",
             )
         filled[key] = text
     return prompt.render(**{k: filled[k] for k in prompt.placeholders if k in filled})
@@ -88,7 +90,7 @@ def show(
     A bad ``--set`` fails before any output.
     """
     if values and not with_example:
-        raise UserError("--set: only meaningful with --example")
+        raise UserError("{values}: only meaningful with {with_example}", "values", "with_example")
     prompt = get_prompt(name, prompt_files, option="NAME")
     rendered = example(prompt, values) if with_example else ""
     assert prompt.path is not None  # every loaded prompt comes from a file

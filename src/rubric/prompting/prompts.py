@@ -321,10 +321,11 @@ def _aliases(prompts: dict[str, Prompt]) -> dict[str, Prompt]:
     return {alias: p for p in prompts.values() for alias in p.aliases}
 
 
-def get_prompt(name_or_path: str, extra_files: list[Path] | None = None, option: str = "--prompt") -> Prompt:
+def get_prompt(name_or_path: str, extra_files: list[Path] | None = None, option: str = "prompt") -> Prompt:
     """A prompt by name or alias (shipped, or from ``--prompt-file``) or by path to a TOML file.
 
-    ``option`` names the command-line option or argument in the error for an unknown prompt.
+    ``option`` names the parameter (a lower-case name, which the CLI spells as its flag) or the
+    argument (``NAME``) in the error for an unknown prompt.
     """
     for f in extra_files or []:
         p = load_prompt_file(f)
@@ -337,6 +338,9 @@ def get_prompt(name_or_path: str, extra_files: list[Path] | None = None, option:
         return prompts[name_or_path]
     if name_or_path in _aliases(prompts):
         return _aliases(prompts)[name_or_path]
+    parameters = (option,) if option.isidentifier() and option.islower() else ()
+    named = "{" + option + "}" if parameters else option
     raise UserError(
-        f"{option}: unknown prompt {name_or_path!r}; known: {', '.join(sorted(prompts)) or '(none)'}"
+        f"{named}: unknown prompt {name_or_path!r}; known: {', '.join(sorted(prompts)) or '(none)'}",
+        *parameters,
     )

@@ -215,7 +215,7 @@ class GradeMap:
                 steps.append((int(left), int(right)))
             except ValueError:
                 raise UserError(
-                    f"--map: expected GRADE=LEVEL pairs like '5=3,4=1', got {part.strip()!r}"
+                    f"{{mapping}}: expected GRADE=LEVEL pairs like '5=3,4=1', got {part.strip()!r}", "mapping"
                 ) from None
         return cls(tuple(sorted(steps, reverse=True)))
 

@@ -52,13 +52,22 @@ class AgreementRequest:
         check_plot(self.plot)
         if self.reviews:
             if self.plot is not None or self.one_vs_rest:
-                raise UserError("--reviews: not used with --plot or --one-vs-rest")
+                raise UserError(
+                    "{reviews}: not used with {plot} or {one_vs_rest}", "reviews", "plot", "one_vs_rest"
+                )
             if self.graded is None or self.labels is not None or self.judgments is not None:
                 raise UserError(
-                    "--reviews: give GRADED (with HumanReview grades), not --labels or --judgments"
+                    "{reviews}: give GRADED (with HumanReview grades), not {labels} or {judgments}",
+                    "reviews",
+                    "labels",
+                    "judgments",
                 )
             if len(self.prompt_classes) > 1:
-                raise UserError("--reviews: give at most one --prompt-class (the LLM grades to compare)")
+                raise UserError(
+                    "{reviews}: give at most one {prompt_classes} (the LLM grades to compare)",
+                    "reviews",
+                    "prompt_classes",
+                )
 
     def selection(self) -> QuerySelection:
         """The queries of ``--query`` and ``--queries`` (this reads the ``--queries`` file)."""

@@ -352,7 +352,9 @@ def apply_review_files(
         raise UserError("give one or more review files, then the graded file they review")
     *review_files, graded = files
     if (bank is None) != (bank_out is None):
-        raise UserError("--bank and --bank-out go together: the bank to edit and where to write it")
+        raise UserError(
+            "{bank} and {bank_out} go together: the bank to edit and where to write it", "bank", "bank_out"
+        )
     reviews = read_reviews(review_files)
     with rereadable(graded) as readable:  # read twice (its sha256, then the grades): a pipe is copied
         for line in check_sources(reviews, graded, file_sha256(readable), force=force):

@@ -81,7 +81,9 @@ def draw(topics: list[str], size: int, seed: int, strata_of: dict[str, int] | No
     """``size`` of ``topics`` uniformly at random (seeded), or proportionally from each stratum."""
     topics = sorted(topics)
     if not 2 <= size <= len(topics):
-        raise UserError(f"--size: {size} topics cannot be drawn from {len(topics)} (at least 2, at most all)")
+        raise UserError(
+            f"{{size}}: {size} topics cannot be drawn from {len(topics)} (at least 2, at most all)", "size"
+        )
     rng = np.random.default_rng(seed)
     if not strata_of:
         chosen = rng.choice(len(topics), size, replace=False)
@@ -106,10 +108,10 @@ def draw(topics: list[str], size: int, seed: int, strata_of: dict[str, int] | No
 def strata_by_mean_label(labels: dict[str, dict[str, int]], k: int) -> dict[str, int]:
     """Topics cut into ``k`` groups of near-equal size by their passages' mean LLM label."""
     if k < 2:
-        raise UserError(f"--strata: {k} groups; stratify into at least 2 (or leave it out)")
+        raise UserError(f"{{strata}}: {k} groups; stratify into at least 2 (or leave it out)", "strata")
     ordered = sorted(labels, key=lambda q: (sum(labels[q].values()) / max(len(labels[q]), 1), q))
     if k > len(ordered):
-        raise UserError(f"--strata: {k} groups of {len(ordered)} topics")
+        raise UserError(f"{{strata}}: {k} groups of {len(ordered)} topics", "strata")
     return {q: i * k // len(ordered) for i, q in enumerate(ordered)}
 
 
@@ -148,9 +150,9 @@ def sample_topics(
 ) -> TopicSample:
     """Draw the topics to judge from those the selected grades label (see the module docstring)."""
     if size < 2:
-        raise UserError(f"--size: {size}; an estimate needs at least 2 judged topics")
+        raise UserError(f"{{size}}: {size}; an estimate needs at least 2 judged topics", "size")
     if strata == 1 or strata < 0:
-        raise UserError(f"--strata: {strata} groups; stratify into at least 2 (or leave it out)")
+        raise UserError(f"{{strata}}: {strata} groups; stratify into at least 2 (or leave it out)", "strata")
     grades.check()
     rule = LabelRule.parse(label, min_grade)
     labels = passage_labels(graded, grades, rule, QuerySelection.of(queries))
@@ -229,7 +231,7 @@ def sample_files(
     from rubric.data.files import write_output
 
     if isinstance(level, bool) or not isinstance(level, int) or level < 1:
-        raise UserError(f"--level: {level!r} is not a relevance level (a whole number >= 1)")
+        raise UserError(f"{{level}}: {level!r} is not a relevance level (a whole number >= 1)", "level")
     chosen = QuerySelection.of(queries)
     drawn = sample_topics(
         graded, grades, size=size, seed=seed, strata=strata, label=label, min_grade=min_grade, queries=chosen

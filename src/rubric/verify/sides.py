@@ -113,16 +113,26 @@ def agreement_sides(
     human = cells_of(judgments) if judgments is not None else None
     if labels is not None:
         if prompt_classes:
-            raise UserError("--prompt-class: not used with --labels (the qrels are the labels)")
+            raise UserError(
+                "{prompt_classes}: not used with {labels} (the qrels are the labels)",
+                "prompt_classes",
+                "labels",
+            )
         side = cells_of(labels)
         if human is None:
             if graded is None:
-                raise UserError("--labels: give GRADED (for its judgments) or --judgments QRELS")
+                raise UserError(
+                    "{labels}: give GRADED (for its judgments) or {judgments} QRELS", "labels", "judgments"
+                )
             with graded_input(graded, chosen) as source:
                 human = stored_judgments(source)
         return [qrels_side(labels.name, side, human, mapping)]
     if graded is None:
-        raise UserError("GRADED: missing; give a graded passages file (or --labels and --judgments)")
+        raise UserError(
+            "GRADED: missing; give a graded passages file (or {labels} and {judgments})",
+            "labels",
+            "judgments",
+        )
     with graded_input(graded, chosen) as source:
         if line := absent_note(source.absent(), str(graded), "selected"):
             note(line)
