@@ -59,7 +59,7 @@ def test_ct2_grades_smollm2_like_transformers_on_dl19(cli, shared, tmp_path, nee
         tmp_path / "sample.jsonl.gz",
     )
     bank = shared("rubric-workbench", "rubric-evaluation", "phase1-data", "dl19-questions.jsonl.gz")
-    args = [passages, "--bank", bank, "-p", SELF, "-m", "smollm2-135m", "--no-cache", "--device", "cpu"]
+    args = [passages, "--bank", bank, "-p", SELF, "--model", "smollm2-135m", "--no-cache", "--device", "cpu"]
     args += ["--max-new-tokens", "8"]  # answers that do not end after a digit: 8 tokens tell the grade
     got = {}
     for name, extra in {
