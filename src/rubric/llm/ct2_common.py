@@ -1,8 +1,8 @@
 """What the CTranslate2 backends share: settings, loading, length-sorted batches, exact fast rating.
 
 CTranslate2 runs transformers models converted once into the model cache
-(:mod:`rubric.llm.ct2_models`) with its own C++ kernels: on CPU it grades FLAN-T5-shaped prompts
-about 1.2x as fast as transformers in float32 and about 2x in int8 (benchmarks/RESULTS.md). The
+(:mod:`rubric.llm.ct2_models`) with its own C++ kernels: on 2 CPU threads it graded FLAN-T5-base
+shaped prompts 1.04x as fast as transformers in float32 and 1.69x in int8 (benchmarks/RESULTS.md). The
 prompts are tokenised by the model's own HuggingFace tokenizer exactly as the transformers
 backends tokenise them (:class:`~rubric.llm.hf_common.PromptTokens`), handed to CTranslate2 as
 token strings of the converted vocabulary, and its output ids are decoded by the same tokenizer,
@@ -45,7 +45,10 @@ from rubric.llm.hf_common import (
     sorted_batches,
 )
 
-AUTO_BATCH = {"cpu": 32, "cuda": 64}  # measured on CPU: CTranslate2 keeps gaining up to ~32 prompts
+# measured on CPU (FLAN-T5-base shape, 2 threads, ~365-token prompts, int8 / float32 prompts/s):
+# batch 4: 2.00, 8: 2.15 / 1.64, 16: 1.63, 32: 1.36 / 1.28; long prompts in small batches, as for
+# the transformers backends (benchmarks/RESULTS.md)
+AUTO_BATCH = {"cpu": 8, "cuda": 64}
 #: Options of the transformers backends that CTranslate2 has no use for; refused when chosen.
 #: The transformers-only options (their key in the backend options: the setting that sets it).
 HF_ONLY = {"attention": "attention", "compile": "compile_encoder"}
@@ -59,7 +62,7 @@ class CT2Settings:
     device: str = "auto"
     compute_type: str = "auto"  # float32 | int8 | int8_float16 | float16 | auto (float32 CPU, float16 GPU)
     threads: int = 0  # CPU threads of one model (intra_threads); 0 = $OMP_NUM_THREADS, else 1
-    batch_size: int = 0  # 0 = auto: 32 on CPU, 64 on GPU
+    batch_size: int = 0  # 0 = auto: 8 on CPU, 64 on GPU
     token_budget: int = 0
     max_input_tokens: int = 512
     max_new_tokens: int = 32
