@@ -44,7 +44,8 @@ def setup(tmp_path_factory, t5_dir):
 def test_grade_equals_the_command_on_paths_and_on_loaded_objects(cli, setup):
     root, t5, pool = setup
     out = root / "cli.jsonl.gz"
-    r = cli("grade", pool, "--bank", BANK, "-p", SELF, "--model", t5, "--device", "cpu", "--no-cache", "-o", out)
+    r = cli("grade", pool, "--bank", BANK, "-p", SELF, "--model", t5, "--device", "cpu", "--no-cache",
+            "-o", out)  # fmt: skip
     assert r.returncode == 0, r.stderr
     written = [json.loads(line) for line in gzip.decompress(out.read_bytes()).decode().splitlines()]
     graded = rubric.grade(pool, BANK, prompts=SELF, model=str(t5), device="cpu", use_cache=False)
