@@ -151,24 +151,3 @@ def openai_server():
 
     with serve() as server:
         yield server
-
-
-# The longest tests (minutes each on two cores), run first: pytest-xdist hands each worker a
-# contiguous share of the collection and lets an idle worker take the tail of a busy one, so a
-# long test that starts late keeps the whole run waiting for it alone. Started first, it runs
-# beside everything else. Then the other tests marked slow, then the rest, each in file order.
-LONGEST_FIRST = (
-    "tests/validation/test_ct2_smollm2_dl19.py",
-    "tests/examples/test_walkthrough.py",
-    "tests/validation/test_stream_same_outputs_real.py",
-)
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    def rank(item: pytest.Item) -> tuple[int, int]:
-        path = item.nodeid.split("::")[0]
-        if path in LONGEST_FIRST:
-            return 0, LONGEST_FIRST.index(path)
-        return (1 if item.get_closest_marker("slow") else 2), 0
-
-    items.sort(key=rank)
