@@ -8,9 +8,11 @@ compared with ``hf-seq2seq`` / ``hf-causal`` on the same prompts.
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 
 import pytest
+import torch
 
 from helpers.tiny_models import PROMPT_HEAD, rating_prompts
 from rubric.errors import UserError
@@ -60,7 +62,8 @@ def test_ct2_seq2seq_grades_like_transformers_on_2000_pairs(grader_t5, words):
     texts = prompts(words, PAIRS, 5)
     options = {"max_new_tokens": 6, "batch_size": 16, "device": "cpu"}
     hf = make_backend("hf-seq2seq", str(grader_t5), **options)
-    ct2 = make_backend("ct2-seq2seq", str(grader_t5), **options)
+    ct2 = make_backend("ct2-seq2seq", str(grader_t5), threads=2, **options)  # 2 batches at once
+    assert ct2.replicas == 2
     reference = rated(hf, texts)
     counts = Counter(r.text for r in reference)
     assert len(counts) >= 3 and counts.most_common(1)[0][1] < 0.8 * PAIRS, counts  # answers vary
@@ -78,7 +81,7 @@ def test_ct2_causal_grades_like_transformers_on_2000_pairs(gpt2_dir, llama_dir, 
     for folder in (gpt2_dir, llama_dir):
         options = {"max_new_tokens": 6, "batch_size": 16, "device": "cpu"}
         hf = make_backend("hf-causal", str(folder), **options)
-        ct2 = make_backend("ct2-causal", str(folder), **options)
+        ct2 = make_backend("ct2-causal", str(folder), threads=2, **options)
         reference = rated(hf, texts)
         counts = Counter(r.text for r in reference)
         assert len(counts) >= 2 and counts.most_common(1)[0][1] < 0.85 * len(texts), (folder, counts)
@@ -90,11 +93,32 @@ def test_ct2_causal_grades_like_transformers_on_2000_pairs(gpt2_dir, llama_dir, 
 
 
 def test_ct2_contract_options_and_token_counts(t5_dir, words):
-    ct2 = make_backend("ct2-seq2seq", str(t5_dir), device="cpu", threads=2)
+    before = torch.get_num_threads()
+    torch.set_num_threads(3)
+    try:
+        ct2 = make_backend("ct2-seq2seq", str(t5_dir), device="cpu", threads=2)
+        assert torch.get_num_threads() == 3  # CTranslate2's load set it to 1 (its intra_threads)
+    finally:
+        torch.set_num_threads(before)
     hf = make_backend("hf-seq2seq", str(t5_dir), device="cpu")
     assert isinstance(ct2, ChoiceRater) and isinstance(ct2, TextGenerator) and isinstance(ct2, TokenCounter)
     assert ct2.options() == hf.options() | {"compute_type": "float32"}
-    assert "CTranslate2 float32 on cpu, 2 thread(s)" == ct2.kernel_summary()
+    assert ct2.kernel_summary() == "CTranslate2 float32 on cpu, 2 thread(s), 2 batches at once"
+    one = make_backend("ct2-seq2seq", str(t5_dir), device="cpu", threads=1)
+    assert one.kernel_summary() == "CTranslate2 float32 on cpu, 1 thread(s)"
+    # results arrive from the calling thread, batch by batch, each prompt once
+    batches: list[list[int]] = []
+    threads: set[int] = set()
+
+    def arrived(batch):
+        batches.append([i for i, _ in batch])
+        threads.add(threading.get_ident())
+
+    got = ct2.generate([Request(t) for t in prompts(words, 40, 3)], arrived)
+    assert sorted(i for b in batches for i in b) == list(range(40)) and len(batches) >= 5
+    assert threads == {threading.get_ident()}
+    alone = one.generate([Request(t) for t in prompts(words, 40, 3)])
+    assert [r.text for r in got] == [r.text for r in alone]
     texts = prompts(words, 20, 9)
     requests = [Request(t) for t in texts]
     assert ct2.token_lengths(requests) == hf.token_lengths(requests)

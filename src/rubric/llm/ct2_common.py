@@ -2,7 +2,7 @@
 
 CTranslate2 runs transformers models converted once into the model cache
 (:mod:`rubric.llm.ct2_models`) with its own C++ kernels: on 2 CPU threads it graded FLAN-T5-base
-shaped prompts 1.04x as fast as transformers in float32 and 1.69x in int8 (benchmarks/RESULTS.md). The
+shaped prompts 1.27x as fast as transformers in float32 and 2.04x in int8 (benchmarks/RESULTS.md). The
 prompts are tokenised by the model's own HuggingFace tokenizer exactly as the transformers
 backends tokenise them (:class:`~rubric.llm.hf_common.PromptTokens`), handed to CTranslate2 as
 token strings of the converted vocabulary, and its output ids are decoded by the same tokenizer,
@@ -18,9 +18,14 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from abc import abstractmethod
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -61,7 +66,7 @@ class CT2Settings:
     model: str
     device: str = "auto"
     compute_type: str = "auto"  # float32 | int8 | int8_float16 | float16 | auto (float32 CPU, float16 GPU)
-    threads: int = 0  # CPU threads of one model (intra_threads); 0 = $OMP_NUM_THREADS, else 1
+    threads: int = 0  # CPU threads (one replica each, see CT2Backend); 0 = $OMP_NUM_THREADS, else 1
     batch_size: int = 0  # 0 = auto: 8 on CPU, 64 on GPU
     token_budget: int = 0
     max_input_tokens: int = 512
@@ -99,6 +104,21 @@ def end_ids(source: Path, tokenizer: Any) -> set[int]:
     )
 
 
+@contextmanager
+def torch_threads_kept() -> Iterator[None]:
+    """Loading a CTranslate2 model sets the calling thread's OpenMP thread count to its
+    ``intra_threads``, which an imported torch shares: a transformers model in the same process
+    (another backend, the benchmark's other rows) then ran on one thread, 1.3 -> 0.78 prompts/s
+    measured. Torch's own count is put back; a torch imported later reads its default anew."""
+    torch = sys.modules.get("torch")
+    before = torch.get_num_threads() if torch is not None else 0
+    try:
+        yield
+    finally:
+        if torch is not None and torch.get_num_threads() != before:
+            torch.set_num_threads(before)
+
+
 class CT2Backend(ChoiceRater, PromptTokens):
     """A model run by CTranslate2; the subclasses say which engine (translator or generator)."""
 
@@ -120,15 +140,19 @@ class CT2Backend(ChoiceRater, PromptTokens):
         self._spellings: dict[tuple[str, ...], dict[str, list[int]]] = {}
         self.vocabulary = read_vocabulary(folder)
         self.eos = end_ids(source, self.tokenizer)
-        self.engine = self._load(
-            ct2,
-            str(folder),
-            device=self.device,
-            device_index=self.device_index,
-            compute_type=self.compute_type,
-            intra_threads=self.threads,
-            inter_threads=1,
-        )
+        # CPU: one single-threaded replica per thread, each running its own batch (measured faster
+        # than one replica on all threads, benchmarks/RESULTS.md); a GPU runs one batch at a time.
+        self.replicas = self.threads if self.device == "cpu" else 1
+        with torch_threads_kept():
+            self.engine = self._load(
+                ct2,
+                str(folder),
+                device=self.device,
+                device_index=self.device_index,
+                compute_type=self.compute_type,
+                intra_threads=max(1, self.threads // self.replicas),
+                inter_threads=self.replicas,
+            )
 
     @classmethod
     def from_options(cls, model: str, **options: Any) -> CT2Backend:
@@ -165,24 +189,41 @@ class CT2Backend(ChoiceRater, PromptTokens):
         return decoding_options(self.settings) | {"compute_type": self.compute_type}
 
     def kernel_summary(self) -> str:
-        return f"CTranslate2 {self.compute_type} on {self.device}, {self.threads} thread(s)"
+        at_once = f", {self.replicas} batches at once" if self.replicas > 1 else ""
+        return f"CTranslate2 {self.compute_type} on {self.device}, {self.threads} thread(s){at_once}"
 
     def _each_batch(self, texts: list[str], step: Any, on_results: OnResults | None) -> list[Result]:
-        """``step(indices, token rows)`` on every length-sorted batch; a batch that raises is split
-        (see :func:`~rubric.llm.hf_common.isolated`)."""
+        """``step(indices, token rows)`` on every length-sorted batch, ``self.replicas`` batches at
+        once (CTranslate2 releases the GIL and runs each on its own replica); a batch that raises
+        is split (see :func:`~rubric.llm.hf_common.isolated`). Results reach ``on_results`` in
+        batch order, from this thread."""
         s = self.settings
         enc = self._rows(texts)
         vocab = self.vocabulary
         results: list[Result | None] = [None] * len(texts)
-        for idx in sorted_batches([len(e) for e in enc], s.batch_size, s.token_budget):
 
-            def run(part: list[int]) -> list[tuple[int, Result]]:
-                return step(part, [[vocab[t] for t in enc[i]] for i in part])
+        def run(part: list[int]) -> list[tuple[int, Result]]:
+            return step(part, [[vocab[t] for t in enc[i]] for i in part])
 
-            got = isolated(idx, run, lambda: None)
-            for i, r in got:
-                results[i] = r
-            deliver(on_results, got)
+        def one_batch(idx: list[int]) -> list[tuple[int, Result]]:
+            return isolated(idx, run, lambda: None)
+
+        batches = sorted_batches([len(e) for e in enc], s.batch_size, s.token_budget)
+        with ThreadPoolExecutor(self.replicas) as pool:
+            # a window of one batch per replica: an interrupt waits for those alone
+            running = deque(pool.submit(one_batch, b) for b in islice(batches, self.replicas))
+            try:
+                while running:
+                    got = running.popleft().result()
+                    for b in islice(batches, 1):
+                        running.append(pool.submit(one_batch, b))
+                    for i, r in got:
+                        results[i] = r
+                    deliver(on_results, got)
+            except BaseException:
+                for future in running:
+                    future.cancel()
+                raise
         return results  # type: ignore[return-value]
 
     def _decode(self, ids: list[int]) -> str:
