@@ -285,7 +285,10 @@ def test_a_missing_parent_folder_is_created(f, tmp_path):
 @pytest.mark.subprocess
 def test_a_signal_during_the_write_leaves_the_old_file_and_no_temporary_file(tmp_path, sig, code, word):
     big = tmp_path / "big.tsv"
-    big.write_text("".join(f"q{i}\t{'word ' * 25}\n" for i in range(200_000)))
+    # 600,000 queries: about 4.5 s of writing on a quiet machine, so that a test process starved
+    # of CPU by its neighbours still signals before the write ends (200,000 gave 1.5 s, too short
+    # once in a loaded CI run: the child had finished and exited 0)
+    big.write_text("".join(f"q{i}\t{'word ' * 25}\n" for i in range(600_000)))
     out = tmp_path / "out.jsonl.gz"
     out.write_text("old\n")
     proc = subprocess.Popen(
