@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.cli import cli_env
+from helpers.cli import cli_env, sigint_as_on_a_terminal
 from helpers.openai_server import Fault, serve
 
 HERE = Path(__file__).resolve().parent
@@ -75,6 +75,7 @@ def start(args: list, out: Path) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "rubric", *map(str, args), "-o", out],
         env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        preexec_fn=sigint_as_on_a_terminal,
     )  # fmt: skip
 
 

@@ -55,6 +55,13 @@ def cli_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+def sigint_as_on_a_terminal() -> None:
+    """``preexec_fn`` of a child that a test sends Ctrl-C: SIGINT at its default, as a shell gives
+    a foreground command. A runner started in the background without job control (``make test &``
+    in a script) passes SIGINT on as ignored, and a Python started so keeps ignoring it, rightly."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def assert_no_traceback(stderr: str | bytes, args: object = ()) -> None:
     """Whatever the input, the CLI never shows a traceback: every CLI call of the suite checks it."""
     if isinstance(stderr, bytes):

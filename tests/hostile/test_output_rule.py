@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from helpers import faults
+from helpers.cli import sigint_as_on_a_terminal
 
 rubric, assert_one_error = faults.rubric, faults.assert_one_error
 RATING = faults.graded_fixture.RATING
@@ -295,6 +296,7 @@ def test_a_signal_during_the_write_leaves_the_old_file_and_no_temporary_file(tmp
         [sys.executable, "-m", "rubric", "convert", "queries", big, "-f", "jsonl", "-o", out],
         stderr=subprocess.PIPE,
         env=faults.cli_env(),
+        preexec_fn=sigint_as_on_a_terminal,
     )
     deadline = time.monotonic() + 120
     while not glob.glob(str(tmp_path / ".out.jsonl.gz.*.tmp")):  # the write has begun
