@@ -215,8 +215,9 @@ class CT2Backend(ChoiceRater, PromptTokens):
             try:
                 while running:
                     got = running.popleft().result()
-                    for b in islice(batches, 1):
-                        running.append(pool.submit(one_batch, b))
+                    following = next(batches, None)
+                    if following is not None:
+                        running.append(pool.submit(one_batch, following))
                     for i, r in got:
                         results[i] = r
                     deliver(on_results, got)
