@@ -232,7 +232,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--batch-size", type=int, default=0, help="0 = the backend's auto choice")
     ap.add_argument("--dtype", default="auto", help="auto: bfloat16 on GPU, float32 on CPU")
     ap.add_argument(
-        "--path", default="sdpa", choices=["today", "eager", "sdpa", "flex", "flex+compile", "sdpa+compile"]
+        "--path",
+        default="sdpa",
+        choices=["today", "eager", "sdpa", "sdpa-generate", "flex", "flex+compile", "sdpa+compile"],
     )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, required=True, help="folder for profile-summary.md/.json")
