@@ -10,6 +10,8 @@ today          the hf-seq2seq backend as it was before the attention paths: tran
                T5 with its SDPA attention (transformers 5's default), padded length-sorted batches;
 eager          ``--attention eager``: transformers' T5 with eager attention;
 sdpa           ``--attention sdpa``: the fused encoder, T5's bias merged into one SDPA mask per batch;
+sdpa-generate  the same with rating's first two decoder steps taken by ``generate`` (as before the
+               direct decoder steps: hf_seq2seq.HFSeq2Seq._direct_first_steps);
 flex           ``--attention flex``: FlexAttention on packed rows (bias in the kernel; on CPU
                without compile this is PyTorch's unfused reference, slow, so not a CPU default);
 flex+compile   ``--attention flex --compile``; also ``sdpa+compile`` on request (``--paths``);
@@ -79,6 +81,7 @@ PATHS = {  # row name -> backend options (``today``: see make)
     "today": {},
     "eager": dict(attention="eager"),
     "sdpa": dict(attention="sdpa"),
+    "sdpa-generate": dict(attention="sdpa"),  # rating's first steps through generate, as before
     "flex": dict(attention="flex"),
     "flex+compile": dict(attention="flex", compile=True),
     "sdpa+compile": dict(attention="sdpa", compile=True),
@@ -166,6 +169,8 @@ def make(model: str, folder: Path, common: dict, name: str, **options):
     if name == "today" and model == "t5":
         use_attention(backend.net, "sdpa")
         backend.attention = "transformers sdpa"
+    if name.endswith("-generate"):
+        backend.direct_steps = False
     if name in ("today", "reference") and model == "gpt2":
         backend.share_heads = False
     return backend

@@ -167,3 +167,24 @@ def test_option_errors(t5_dir, gpt2_dir):
     if ctranslate2.get_cuda_device_count() == 0:
         with pytest.raises(UserError, match="^device cuda: CTranslate2 sees 0 CUDA device"):
             make_backend("ct2-seq2seq", str(t5_dir), device="cuda")
+
+
+def test_cuda_without_its_libraries_is_one_line_and_auto_takes_the_cpu(capsys):
+    """The CTranslate2 wheels want CUDA 12's cuBLAS; a machine with a GPU but other CUDA libraries
+    (seen on an H200 with CUDA 13 only) failed at the first matrix product, mid-run. A GPU machine
+    is a stand-in here (one device counted); the library check itself is real (a name no loader has)."""
+    from types import SimpleNamespace
+
+    from rubric.llm.ct2_models import missing_cuda_library, resolve_ct2_device
+
+    one_gpu = SimpleNamespace(get_cuda_device_count=lambda: 1)
+    absent = ("librubric-no-such-cublas.so.12",)
+    assert missing_cuda_library(absent).startswith("librubric-no-such-cublas.so.12: ")
+    assert missing_cuda_library(("libc.so.6",)) is None
+    with pytest.raises(UserError, match=r"^device cuda: CTranslate2's CUDA libraries do not load") as e:
+        resolve_ct2_device(one_gpu, "cuda", absent)
+    assert "\n" not in str(e.value) and "nvidia-cublas-cu12" in str(e.value)
+    assert resolve_ct2_device(one_gpu, "auto", absent) == ("cpu", 0)
+    assert "CTranslate2 runs on the CPU" in capsys.readouterr().err
+    assert resolve_ct2_device(one_gpu, "cuda:0", ("libc.so.6",)) == ("cuda", 0)
+    assert resolve_ct2_device(one_gpu, "cpu", absent) == ("cpu", 0)

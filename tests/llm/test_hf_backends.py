@@ -52,6 +52,29 @@ def test_seq2seq_fast_rating_equals_generation_on_2000_pairs(tmp_path, t5_dir, h
     terse = make_backend("hf-seq2seq", str(terse_dir), max_new_tokens=6, batch_size=64)
     early2, _ = check_fast_equals_generation(terse, random_prompts(words, 1000, 2))
     assert early2 > 500  # a grader-like model: most answers are read off the first two steps
+    # both ran the direct decoder steps (checked against generate on their first batch)
+    assert talkative.direct_steps is True and terse.direct_steps is True
+
+
+def test_seq2seq_direct_steps_only_where_they_equal_generate(tmp_path, hf_tiny, words):
+    folder = hf_tiny.build_t5(tmp_path / "t5", grader_like=True, seed=3)
+    prompts = random_prompts(words, 200, 4)
+    # a generation config that adds a logits processor: generate serves, the grades stay exact
+    penalised = make_backend("hf-seq2seq", str(folder), max_new_tokens=6, batch_size=32)
+    penalised.net.generation_config.repetition_penalty = 1.5
+    penalised.net.generation_config.suppress_tokens = [5]
+    check_fast_equals_generation(penalised, prompts)
+    assert penalised.direct_steps is None  # never tried
+
+    class Broken(type(penalised)):  # a direct path that decodes otherwise than generate
+        def _direct_first_steps(self, batch, steps):
+            tokens, scores = super()._direct_first_steps(batch, steps)
+            return tokens.flip(0), scores.flip(0)
+
+    broken = make_backend("hf-seq2seq", str(folder), max_new_tokens=6, batch_size=32)
+    broken.__class__ = Broken
+    check_fast_equals_generation(broken, prompts)
+    assert broken.direct_steps is False  # found different on the first batch and turned off
 
 
 def test_causal_fast_rating_equals_generation_on_2000_pairs(gpt2_dir, words):

@@ -51,19 +51,77 @@ def require_ctranslate2(backend: str) -> ModuleType:
     return load("ct2", "ctranslate2", f"{{backend}} {backend}")
 
 
-def resolve_ct2_device(ct2: ModuleType, device: str) -> tuple[str, int]:
-    """``auto`` -> cuda when CTranslate2 sees a GPU, else cpu; ``cuda:N`` -> ("cuda", N)."""
+#: The CUDA libraries the CTranslate2 4.x wheels open at their first matrix product (built for
+#: CUDA 12). A machine with CUDA 13 only sees the GPU but fails there, mid-run; checked up front.
+CUDA_LIBRARIES = ("libcublas.so.12", "libcublasLt.so.12")
+
+
+def missing_cuda_library(names: tuple[str, ...] = CUDA_LIBRARIES) -> str | None:
+    """The first of ``names`` that cannot be loaded, with the loader's reason; None when all load.
+
+    A library not on the loader's path is also looked for in the ``nvidia-cublas-cu12`` pip
+    package and, when found there, loaded into the process (global symbols), so that
+    CTranslate2's own ``dlopen`` by name finds it already loaded."""
+    import ctypes
+
+    for name in names:
+        try:
+            ctypes.CDLL(name, mode=ctypes.RTLD_GLOBAL)
+            continue
+        except OSError as e:
+            reason = str(e).split(":")[-1].strip() or "not found"
+        candidate = _pip_cuda_library(name)
+        if candidate is None:
+            return f"{name}: {reason}"
+        try:
+            ctypes.CDLL(str(candidate), mode=ctypes.RTLD_GLOBAL)
+        except OSError as e:
+            return f"{candidate}: {str(e).split(':')[-1].strip()}"
+    return None
+
+
+def _pip_cuda_library(name: str) -> Path | None:
+    """``name`` inside the nvidia-cublas-cu12 package's lib folder, when that package is installed."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("nvidia")
+    for root in (spec.submodule_search_locations or []) if spec else []:
+        path = Path(root) / "cublas" / "lib" / name
+        if path.exists():
+            return path
+    return None
+
+
+def resolve_ct2_device(
+    ct2: ModuleType, device: str, libraries: tuple[str, ...] = CUDA_LIBRARIES
+) -> tuple[str, int]:
+    """``auto`` -> cuda when CTranslate2 sees a GPU and its CUDA libraries load, else cpu (with a
+    warning naming the missing library); ``cuda:N`` -> ("cuda", N), or one line saying why not."""
     kind, _, index = device.partition(":")
     if kind not in ("auto", "cpu", "cuda") or (index and (kind != "cuda" or not index.isdigit())):
         raise UserError(f"{{device}}: expected one of auto, cpu, cuda or cuda:N, got {device!r}", "device")
+    if kind == "cpu":
+        return "cpu", 0
     gpus = ct2.get_cuda_device_count()
-    if kind == "auto":
-        return ("cuda", 0) if gpus else ("cpu", 0)
     if kind == "cuda" and int(index or 0) >= gpus:
         raise UserError(
             f"{{device}} {device}: CTranslate2 sees {gpus} CUDA device(s) (use {{device}} cpu)", "device"
         )
+    missing = missing_cuda_library(libraries) if gpus else None
+    if kind == "auto":
+        if missing:
+            print(f"rubric: warning: CTranslate2 runs on the CPU: {cuda_hint(missing)}", file=sys.stderr)
+        return ("cuda", 0) if gpus and not missing else ("cpu", 0)
+    if missing:
+        raise UserError(f"{{device}} {device}: {cuda_hint(missing)}", "device")
     return kind, int(index or 0)
+
+
+def cuda_hint(missing: str) -> str:
+    return (
+        f"CTranslate2's CUDA libraries do not load ({missing}); its wheels are built for CUDA 12: "
+        "`pip install nvidia-cublas-cu12` provides them, or use the hf-seq2seq / hf-causal backends"
+    )
 
 
 def resolve_compute_type(ct2: ModuleType, compute_type: str, device: str) -> str:

@@ -471,6 +471,12 @@ class GenerativeHF(ChoiceRater, PromptTokens):
             pad_token_id=self.tokenizer.pad_token_id,
         )
 
+    def _first_steps(self, batch: dict[str, Any], steps: int) -> tuple[Any, Any]:
+        """The first ``steps`` (1 or 2) greedy tokens of every row and the first step's scores:
+        ``generate`` for the base; a backend may compute the same numbers in fewer calls."""
+        out = self._run(batch, steps, 1, scores=True)
+        return self._new_tokens(out.sequences, batch), out.scores[0]
+
     def _decode(self, tokens: Any) -> str:
         return self.tokenizer.decode(tokens, skip_special_tokens=True)
 
@@ -523,11 +529,11 @@ class GenerativeHF(ChoiceRater, PromptTokens):
         spellings = self._spellings[key]
 
         def step(idx: list[int], batch: dict[str, Any]) -> list[tuple[int, Result]]:
-            out = self._run(batch, min(2, s.max_new_tokens), 1, scores=True)
-            new = self._new_tokens(out.sequences, batch).cpu()
+            tokens, scores = self._first_steps(batch, min(2, s.max_new_tokens))
+            new = tokens.cpu()
             # only the choices' columns of the first step's distribution leave the device
-            cols = sorted({t for ts in spellings.values() for t in ts if t < out.scores[0].shape[-1]})
-            first = torch.softmax(out.scores[0].float(), dim=-1)[:, cols].cpu().tolist()
+            cols = sorted({t for ts in spellings.values() for t in ts if t < scores.shape[-1]})
+            first = torch.softmax(scores.float(), dim=-1)[:, cols].cpu().tolist()
             where = {t: j for j, t in enumerate(cols)}
             done: list[tuple[int, Result]] = []
             for row, i in enumerate(idx):

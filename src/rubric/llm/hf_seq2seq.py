@@ -42,12 +42,95 @@ def default_attention(device: str) -> str:
     return AUTO_ATTENTION.get(device_type(device), "sdpa")
 
 
+# ``GenerationConfig`` fields with which ``generate`` adds a logits processor (or otherwise changes
+# greedy decoding's first steps); the direct first steps run only where all are at their defaults
+STEP_CHANGING = (
+    "min_length", "min_new_tokens", "repetition_penalty", "encoder_repetition_penalty",
+    "no_repeat_ngram_size", "encoder_no_repeat_ngram_size", "bad_words_ids", "force_words_ids",
+    "forced_bos_token_id", "forced_eos_token_id", "suppress_tokens", "begin_suppress_tokens",
+    "forced_decoder_ids", "sequence_bias", "exponential_decay_length_penalty", "renormalize_logits",
+    "guidance_scale", "watermarking_config", "remove_invalid_values", "constraints", "low_memory",
+)  # fmt: skip
+
+
+def plain_greedy(generation_config: Any) -> bool:
+    """Whether greedy ``generate`` with this config is argmax of the raw logits at every step."""
+    from transformers import GenerationConfig
+
+    default = GenerationConfig()
+    return (
+        all(getattr(generation_config, f, None) == getattr(default, f, None) for f in STEP_CHANGING)
+        and getattr(generation_config, "decoder_start_token_id", None) is not None
+    )
+
+
 class HFSeq2Seq(GenerativeHF):
-    """A T5-style model; fast rating reads the first decoder steps (see :class:`GenerativeHF`)."""
+    """A T5-style model; fast rating reads the first decoder steps (see :class:`GenerativeHF`).
+
+    The two steps are two decoder calls on the batch's encoder states (the second with the first's
+    key/value cache), not a ``generate`` call: ``generate``'s own work per call (its processors,
+    stopping criteria and cache set-up) costs more than the decoder's two steps on a fast device.
+    The numbers are the same as ``generate``'s, bit for bit: the first batch of every backend is
+    computed both ways and compared, and any difference (a transformers release that decodes
+    otherwise, a model whose generation config adds a processor) turns the direct path off.
+    """
 
     name = "hf-seq2seq"
     padding_side = "right"
     encoder: FusedT5Encoder | None = None
+    direct_steps: bool | None = None  # None: not yet checked against generate on a first batch
+
+    def _first_steps(self, batch: dict[str, Any], steps: int) -> tuple[Any, Any]:
+        if self.direct_steps is False or not plain_greedy(self.net.generation_config):
+            return super()._first_steps(batch, steps)
+        if self.direct_steps:
+            return self._direct_first_steps(batch, steps)
+        reference = super()._first_steps(batch, steps)
+        try:
+            direct = self._direct_first_steps(batch, steps)
+            width = reference[0].shape[1]  # generate stops early when every row has ended
+            rest = direct[0][:, width:]
+            self.direct_steps = bool(
+                self._torch.equal(direct[0][:, :width], reference[0])
+                and self._torch.equal(direct[1], reference[1])
+                and bool((rest == self.tokenizer.pad_token_id).all())
+            )
+        except Exception:  # noqa: BLE001 - any failure of the direct path: generate serves
+            self.direct_steps = False
+        return reference
+
+    def _direct_first_steps(self, batch: dict[str, Any], steps: int) -> tuple[Any, Any]:
+        """Greedy steps 1 (and 2) as ``generate`` takes them: a row that ended at step one gets
+        the pad token at step two."""
+        torch, net = self._torch, self.net
+        inputs = self._inputs(batch)
+        mask = inputs["attention_mask"]
+        states = inputs.get("encoder_outputs") or net.get_encoder()(
+            input_ids=inputs["input_ids"], attention_mask=mask, return_dict=True
+        )
+        start = torch.full(
+            (mask.shape[0], 1),
+            net.generation_config.decoder_start_token_id,
+            dtype=torch.long,
+            device=mask.device,
+        )
+        out = net(encoder_outputs=states, attention_mask=mask, decoder_input_ids=start, use_cache=steps > 1)
+        scores = out.logits[:, -1].to(dtype=torch.float32)
+        first = scores.argmax(-1)
+        if steps == 1:
+            return first[:, None], scores
+        cache = {self._cache_keyword(): out.past_key_values}
+        nxt = net(encoder_outputs=states, attention_mask=mask, decoder_input_ids=first[:, None], **cache)
+        second = nxt.logits[:, -1].to(dtype=torch.float32).argmax(-1)
+        ended = torch.isin(first, torch.tensor(sorted(self.eos), device=first.device))
+        second = torch.where(ended, torch.full_like(second, self.tokenizer.pad_token_id), second)
+        return torch.stack([first, second], dim=1), scores
+
+    def _cache_keyword(self) -> str:
+        """The decoder's cache argument: ``cache`` in newer transformers, ``past_key_values`` before."""
+        import inspect
+
+        return "cache" if "cache" in inspect.signature(self.net.forward).parameters else "past_key_values"
 
     def _load_model(self) -> Any:
         from transformers import AutoModelForSeq2SeqLM
