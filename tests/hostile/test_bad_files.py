@@ -59,6 +59,7 @@ COMMANDS = {
         "evaluate representative --qrels {bad} --run {run.alpha} -m P.5 -o {out}",
     ),
     "evaluate learn --judgments": ("qrels.txt", "evaluate learn {graded} --judgments {bad} -o {out}"),
+    "evaluate learn --apply": ("graded", "evaluate learn {graded} --apply {bad} -o {out}"),
 }
 SPOILS = ["empty", "binary", "truncated-gzip", "utf16", "latin1", "json-scalar", "json-nan", "cut-line"]
 # an empty file is a valid (empty) input of these, or the error it causes is about something else

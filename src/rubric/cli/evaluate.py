@@ -166,15 +166,24 @@ def learn_command(
     ),
     folds: int = typer.Option(5, "--folds", min=2, help="Cross-validation folds of topics."),
     seed: int = typer.Option(0, "--seed", help="Seed of the topic folds and the classifier."),
+    apply: Path | None = typer.Option(
+        None,
+        "--apply",
+        help="Label the passages of this other graded file instead (train on dev, label test): "
+        "graded with the same prompt classes; its own judgments, if any, are only compared with. "
+        "[default: label GRADED itself]",
+    ),
 ) -> None:
     """Learned labels: a classifier from each passage's grades to human relevance labels.
 
     As TREMA-UNH's LLMJudge submission: features of all the passage's grades, ExtraTrees or
     RandomForest. Cross-validated by topic (each fold's train and held-out kappa, and their mean,
-    on stderr), then trained on every labelled passage to label every passage of GRADED. Needs
-    scikit-learn (pip install 'rubric-workbench[learn]').
+    on stderr), then trained on every labelled passage to label every passage of GRADED, or of
+    the --apply file. Needs scikit-learn (pip install 'rubric-workbench[learn]').
 
     Example: rubric evaluate learn dev.jsonl.gz --judgments llm4eval_dev_qrel_2024.txt -o learned.qrels
+
+    Example: rubric evaluate learn dev.jsonl.gz --apply test.jsonl.gz -o test-learned.qrels
     """
     from rubric.evaluate.learn import learn_file
 
@@ -187,6 +196,7 @@ def learn_command(
             method=classifier,
             folds=folds,
             seed=seed,
+            apply=apply,
         )
     )
 
