@@ -19,9 +19,9 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from rubric.data.jsonl import read_passages
-from rubric.data.labels import LabelRule
+from rubric.data.labels import GradeMap, LabelRule
 from rubric.data.select import GradeFilter
-from rubric.verify.agreement import Agreement, GradeMap
+from rubric.verify.agreement import Agreement
 from rubric.verify.matrix import build_matrix, judgments, passage_labels
 
 DEV = ("rubric-llm-judge", "all-ExtraTrees", "dev.jsonl.gz")

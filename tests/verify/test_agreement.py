@@ -11,10 +11,10 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from rubric.data.kappa import krippendorff_alpha_from_counts, weighted_kappa_from_counts
-from rubric.data.labels import LabelRule
+from rubric.data.labels import GradeMap, LabelRule
 from rubric.data.select import GradeFilter
 from rubric.errors import UserError
-from rubric.verify.agreement import Agreement, GradeMap, kappa_from_counts
+from rubric.verify.agreement import Agreement, kappa_from_counts
 from rubric.verify.matrix import judgments, load_matrix, passage_labels
 
 

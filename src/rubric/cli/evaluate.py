@@ -88,6 +88,13 @@ def qrels_command(
         "grades from `rubric verify apply`); the selected grades count elsewhere. Several reviewers of "
         "one cell: their lower median. [default: none]",
     ),
+    grade_map: str | None = typer.Option(
+        None,
+        "--map",
+        help="Map every label to another scale as it is written: 'G=L,...' gives L from label G up "
+        "(highest G wins, below all: 0), e.g. '2=1,4=2,5=3' writes 0-5 labels as 0-3 (0-1 -> 0, "
+        "2-3 -> 1, 4 -> 2, 5 -> 3). Default: labels as they are.",
+    ),
     subset: opt.QueryOptions = ...,
 ) -> None:
     """Rubric-Qrels / EXAM-Qrels: one relevance label per graded passage.
@@ -97,6 +104,8 @@ def qrels_command(
     relevant; nDCG uses the labels as gains.
 
     Example: rubric evaluate qrels graded.jsonl.gz --prompt-class NuggetSelfRatedPrompt -o rubric.qrels
+
+    Example: rubric evaluate qrels graded.jsonl.gz -p UMBRELA --map 2=1,4=2,5=3 -o submission.qrels
     """
     from rubric.evaluate.qrels import write_qrels_file
 
@@ -112,6 +121,7 @@ def qrels_command(
         facet_bank=facet_bank,
         prefer=prefer,
         queries=subset.selection,
+        grade_map=grade_map,
     )
     _notes(notes)
 

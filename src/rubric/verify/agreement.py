@@ -234,37 +234,3 @@ class Agreement:
             row_title="grade",
             col_title=f"judgment ({self.reference})",
         )
-
-
-@dataclass(frozen=True)
-class GradeMap:
-    """Grades to judgment levels by thresholds, e.g. ``5=3,4=1``: 5+ -> 3, 4 -> 1, below -> 0.
-
-    Lets a multiclass kappa compare a 0-5 grade scale with a 0-3 judgment scale the way the
-    TREMA-UNH LLMJudge submission did (best grade >= 5 -> 3, >= 4 -> 1, else 0).
-    """
-
-    steps: tuple[tuple[int, int], ...]
-
-    @classmethod
-    def parse(cls, spec: str) -> GradeMap:
-        from rubric.errors import UserError
-
-        steps = []
-        for part in spec.split(","):
-            left, sep, right = part.partition("=")
-            try:
-                if not sep:
-                    raise ValueError
-                steps.append((int(left), int(right)))
-            except ValueError:
-                raise UserError(
-                    f"{{mapping}}: expected GRADE=LEVEL pairs like '5=3,4=1', got {part.strip()!r}", "mapping"
-                ) from None
-        return cls(tuple(sorted(steps, reverse=True)))
-
-    def __call__(self, grade: int) -> int:
-        for threshold, level in self.steps:
-            if grade >= threshold:
-                return level
-        return 0
