@@ -14,7 +14,7 @@ import typer
 from rubric.cli import options as opt
 from rubric.cli.common import OptionalOutputPath, OutputPath, emit, info, phase_app
 from rubric.cli.meta import meta_command
-from rubric.cli.rag_nuggets import nuggets_command
+from rubric.cli.rag_nuggets import nuggets_command, support_command
 from rubric.errors import UserError
 
 if TYPE_CHECKING:
@@ -625,4 +625,5 @@ def estimate_command(
 
 # `rubric evaluate nuggets` (AutoNuggetizer scores) lives with the other RAG nugget commands.
 app.command("nuggets")(nuggets_command)
+app.command("support")(support_command)
 app.command("meta")(meta_command)
