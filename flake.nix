@@ -31,7 +31,7 @@
             plot = with py; [ matplotlib ];
           };
           nativeCheckInputs = with py; [
-            pytestCheckHook scikit-learn tokenizers torch transformers matplotlib hypothesis
+            pytestCheckHook scikit-learn krippendorff tokenizers torch transformers matplotlib hypothesis
           ];
           # The sandbox has no writable $HOME (caches, matplotlib's config) and no network: the
           # fast selection of `make test-fast` (no slow tests, no validation on third-party data;
@@ -49,7 +49,7 @@
           packages = [
             (pkgs.python3.withPackages (ps: [ rubric-workbench ]
               ++ rubric-workbench.optional-dependencies.hf
-              ++ (with ps; [ pytest scikit-learn ruff tokenizers matplotlib hypothesis ])))
+              ++ (with ps; [ pytest scikit-learn krippendorff ruff tokenizers matplotlib hypothesis ])))
           ];
           shellHook = ''
             export OMP_NUM_THREADS=''${OMP_NUM_THREADS:-2}

@@ -79,8 +79,10 @@ rubric verify uncovered "$OUT/graded.jsonl.gz" --prompt-class "$RATE_Q" --llm "$
     --min-judgment 2 --min-grade 4 -o "$OUT/uncovered.tsv"
 rubric verify spurious "$OUT/graded.jsonl.gz" --prompt-class "$RATE_Q" --llm "$EMB_LLM" \
     --max-judgment 0 --min-grade 4 -o "$OUT/spurious.tsv"
-rubric verify html "$OUT/graded.jsonl.gz" --prompt-class "$RATE_Q" --llm "$EMB_LLM" -o "$OUT/review.html"
-rubric verify html "$OUT/graded-llm.jsonl.gz" --prompt-class "$RATE_Q" --llm "$LLM" -o "$OUT/review-$LLM_TAG.html"
+rubric verify html "$OUT/graded.jsonl.gz" --prompt-class "$RATE_Q" --llm "$EMB_LLM" --bank "$QUESTIONS" \
+    -o "$OUT/review.html"
+rubric verify html "$OUT/graded-llm.jsonl.gz" --prompt-class "$RATE_Q" --llm "$LLM" --bank "$QUESTIONS" \
+    -o "$OUT/review-$LLM_TAG.html"
 wrote "$OUT/uncovered.tsv" "$OUT/spurious.tsv"
 printf '   open %s in a browser\n' "$OUT/review.html" >&2
 

@@ -60,6 +60,7 @@ MEANINGS = {
     "--label": "how a passage's label comes from its item grades",
     "--level": "trec_eval -l: grades from this level are relevant",
     "--llm": "grades of this LLM",
+    "--map": "labels onto another scale by thresholds (G=L,...)",
     "--max-input-tokens": "longest prompt a local model reads",
     "--max-new-tokens": "longest answer a local model writes",
     "--max-retries": "retries of a failed request",

@@ -93,6 +93,46 @@ def test_judgments_from_a_qrels_file_and_random_forest(cli, tmp_path):
     assert len(out.read_text().splitlines()) == 140
 
 
+def test_apply_trains_on_one_file_and_labels_another(cli, tmp_path):
+    """Train on dev, label test: every passage of the --apply file gets a label, none of the
+    training file's; the test file's own judgments are only compared with."""
+    dev, _ = graded_file(tmp_path / "dev.jsonl.gz", unlabelled=())
+    test, truth = graded_file(tmp_path / "test.jsonl.gz", topics=6, per_topic=10, unlabelled=(), seed=11)
+    out = tmp_path / "test.qrels"
+    r = cli("evaluate", "learn", dev, "--apply", test, "--features", "questions", "--folds", "3", "-o", out)
+    assert r.returncode == 0, r.stderr
+    rows = [line.split() for line in out.read_text().splitlines()]
+    learned = {(q, d): int(rel) for q, _, d, rel in rows}
+    assert set(learned) == set(truth) and len(rows) == 60  # the test file's passages, once each
+    assert sum(learned[p] == truth[p] for p in truth) / len(truth) > 0.6
+    reported = float(r.stderr.split("kappa ")[-1].split()[0])  # against test.jsonl.gz's judgments
+    assert f"{test}: kappa" in r.stderr and "(60 passages)" in r.stderr
+    from rubric.evaluate.learn import kappa
+
+    assert reported == pytest.approx(kappa([truth[p] for p in truth], [learned[p] for p in truth]), abs=5e-5)
+    assert "trained on 140 labelled passages (205 features" in r.stderr and f"of {test} to {out}" in r.stderr
+    itself = cli(
+        "evaluate", "learn", dev, "--features", "questions", "--folds", "3", "-o", tmp_path / "dev.qrels"
+    )
+    assert len((tmp_path / "dev.qrels").read_text().splitlines()) == 140 and itself.returncode == 0
+
+
+def test_apply_file_graded_otherwise_is_one_line(cli, user_error, tmp_path):
+    dev, _ = graded_file(tmp_path / "dev.jsonl.gz")
+    other, _ = graded_file(tmp_path / "other.jsonl.gz", seed=4)
+    with gzip.open(other, "rt") as f:
+        lines = [json.loads(line) for line in f]
+    for _, passages in lines:  # the test file lacks the question grades the model learned from
+        for p in passages:
+            p["exam_grades"] = p["exam_grades"][1:]
+    with gzip.open(other, "wt") as f:
+        f.writelines(json.dumps(line) + "\n" for line in lines)
+    out = tmp_path / "out.qrels"
+    r = cli("evaluate", "learn", dev, "--apply", other, "--features", "all", "-o", out)
+    user_error(r, f"{other}: its passages have 205 features, the training file's 410")
+    assert not out.exists()
+
+
 def test_folds_split_topics_never_passages():
     folds = topic_folds([f"t{i}" for i in range(11)], 5, seed=1)
     assert sorted(t for f in folds for t in f) == sorted(f"t{i}" for i in range(11))

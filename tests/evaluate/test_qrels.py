@@ -56,3 +56,17 @@ def test_cli_qrels_and_per_item(cli, user_error, graded, tmp_path):
     user_error(cli("evaluate", "qrels", graded, "--label", "top", "-o", bad), "--label")
     user_error(cli("evaluate", "qrels", graded, "-o", bad), "ambiguous")
     assert not bad.exists()
+
+
+def test_cli_qrels_map_puts_labels_on_another_scale(cli, user_error, graded, tmp_path):
+    """0-5 labels written as 0-3 (a 0-3 submission): 0-1 -> 0, 2-3 -> 1, 4 -> 2, 5 -> 3."""
+    out = tmp_path / "mapped.qrels"
+    r = cli("evaluate", "qrels", graded, "-p", QSR, "--map", "2=1,4=2,5=3", "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert read_qrels(out) == {"q1": {"p1": 3, "p2": 2, "p3": 0}, "q2": {"p4": 1}}  # from 5, 4, 0, 3
+    assert "labels mapped by --map 2=1,4=2,5=3 (from the threshold up: 5+ -> 3, 4 -> 2, 2-3 -> 1" in r.stderr
+    bad = tmp_path / "bad.qrels"
+    user_error(
+        cli("evaluate", "qrels", graded, "-p", QSR, "--map", "5:3", "-o", bad), "--map: expected GRADE=LEVEL"
+    )
+    assert not bad.exists()

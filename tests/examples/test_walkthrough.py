@@ -6,6 +6,7 @@ is skipped and says so).
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -62,3 +63,9 @@ def test_walkthrough_runs_every_phase_and_prints_the_leaderboard(cli, tmp_path, 
     assert "The LLM path on one query (q1) with smollm2-135m" in result.stdout
     assert "FutureWarning" not in result.stderr and "deprecated" not in result.stderr
     assert "<html" in (out / "review.html").read_text(encoding="utf-8").lower()
+    # the review pages label their columns with the questions' texts (the walkthrough passes --bank)
+    q1 = json.loads((ROOT / "examples" / "tiny" / "questions.jsonl").read_text().splitlines()[0])
+    for page in ("review.html", "review-smollm2-135m.html"):
+        html = (out / page).read_text(encoding="utf-8")
+        for item in q1["items"]:
+            assert json.dumps(item["question_text"])[1:-1] in html, (page, item["question_text"])

@@ -12,6 +12,8 @@ from helpers import faults
 
 RATING = faults.graded_fixture.RATING
 
+NOWHERE = "http://127.0.0.1:9/v1"  # no server: these inputs fail before any request
+
 # command group -> (the valid file a spoiled copy replaces, arguments with {bad}, {out} and inputs)
 COMMANDS = {
     "convert runs --queries": (
@@ -59,6 +61,15 @@ COMMANDS = {
         "evaluate representative --qrels {bad} --run {run.alpha} -m P.5 -o {out}",
     ),
     "evaluate learn --judgments": ("qrels.txt", "evaluate learn {graded} --judgments {bad} -o {out}"),
+    "evaluate learn --apply": ("graded", "evaluate learn {graded} --apply {bad} -o {out}"),
+    "evaluate support": (
+        "rag.jsonl",
+        "evaluate support {bad} --segments {collection.tsv} --model m --base-url " + NOWHERE + " -o {out}",
+    ),
+    "evaluate support --segments": (
+        "collection.tsv",
+        "evaluate support {rag.jsonl} --segments {bad} --model m --base-url " + NOWHERE + " -o {out}",
+    ),
 }
 SPOILS = ["empty", "binary", "truncated-gzip", "utf16", "latin1", "json-scalar", "json-nan", "cut-line"]
 # an empty file is a valid (empty) input of these, or the error it causes is about something else

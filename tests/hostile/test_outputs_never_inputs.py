@@ -44,6 +44,7 @@ COMMANDS: dict[str, list[str]] = {
     "grade import": ["{graded}", "--qrels", "{qrels.txt}"],
     "grade merge": ["{graded}", "--order", "{passages}"],
     "grade assign": ["{rag.jsonl}", "--bank", "{bank}", "--topics", "{queries.tsv}", "--model", "m"],
+    "evaluate support": ["{rag.jsonl}", "--segments", "{collection.tsv}", "--model", "m"],
     "verify grading": ["{graded}", "--bank", "{bank}"],
     "verify grid": ["{graded}", "--bank", "{bank}"],
     "verify uncovered": ["{graded}"],

@@ -19,9 +19,9 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from rubric.data.jsonl import read_passages
-from rubric.data.labels import LabelRule
+from rubric.data.labels import GradeMap, LabelRule
 from rubric.data.select import GradeFilter
-from rubric.verify.agreement import Agreement, GradeMap
+from rubric.verify.agreement import Agreement
 from rubric.verify.matrix import build_matrix, judgments, passage_labels
 
 DEV = ("rubric-llm-judge", "all-ExtraTrees", "dev.jsonl.gz")
@@ -136,3 +136,29 @@ def test_documented_commands_reproduce_the_teams_kappas(shared, cli):
         assert r.returncode == 0, r.stderr
         kappa = r.stderr.split("multiclass kappa ")[1].split()[0]
         assert f"{float(kappa):.3f}" == reported
+
+
+@pytest.mark.parametrize("prompt_class", [QUESTION, NUGGET])
+def test_dev_weighted_kappa_and_alpha_equal_the_references(shared, prompt_class):
+    """LLMJudge dev, grades mapped to 0-3 as the team submitted (5 -> 3, 4 -> 1): weighted kappa
+    equals scikit-learn's, Krippendorff's alpha equals the ``krippendorff`` package's, both
+    computed from the raw JSON independently of our models."""
+    import krippendorff
+
+    path = shared(*DEV)
+    mapping = GradeMap.parse("5=3,4=1")
+    m = build_matrix(dev_queries(path), GradeFilter(prompt_class), answer_prompt=None)
+    labels, human = passage_labels(m, LabelRule()), judgments(m)
+    ag = Agreement.from_pairs(((mapping(lab), human[k]) for k, lab in labels.items() if k in human), 2)
+    pairs = raw_pairs(path, prompt_class)
+    ours, theirs = [mapping(g) for g, _ in pairs], [j for _, j in pairs]
+    assert ag.n == len(pairs) == 7263 and ag.same_scale()
+    measures = ag.scale_measures()
+    for weights, adverb in (("linear", "linearly"), ("quadratic", "quadratically")):
+        name = f"{adverb} weighted kappa"
+        expected = cohen_kappa_score(ours, theirs, weights=weights, labels=[0, 1, 2, 3])
+        assert abs(measures[name] - expected) < 1e-9, name
+    for level in ("ordinal", "interval"):
+        expected = krippendorff.alpha(reliability_data=[ours, theirs], level_of_measurement=level)
+        assert abs(measures[f"Krippendorff's alpha ({level})"] - expected) < 1e-9, level
+    assert measures["quadratically weighted kappa"] > measures["Cohen's kappa"]  # near misses count

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import math
+import random
+from collections import Counter
 
+import krippendorff
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from rubric.data.labels import LabelRule
+from rubric.data.kappa import krippendorff_alpha_from_counts, weighted_kappa_from_counts
+from rubric.data.labels import GradeMap, LabelRule
 from rubric.data.select import GradeFilter
 from rubric.errors import UserError
-from rubric.verify.agreement import Agreement, GradeMap, kappa_from_counts
+from rubric.verify.agreement import Agreement, kappa_from_counts
 from rubric.verify.matrix import judgments, load_matrix, passage_labels
 
 
@@ -50,6 +54,85 @@ def test_kappa_equals_sklearn_on_every_threshold(graded, fx, rule):
         got = ag.binary(t).kappa
         assert (math.isnan(expected) and math.isnan(got)) or got == pytest.approx(expected, abs=1e-12)
     assert ag.multiclass_kappa() == pytest.approx(cohen_kappa_score(labels, human), abs=1e-12)
+
+
+def _random_tables(count=150, seed=3):
+    """Label/judgment lists of random sizes on 0-3 with gaps (no 2 in some) and skew."""
+    r = random.Random(seed)
+    for _ in range(count):
+        n = r.randint(2, 80)
+        levels = r.choice([[0, 1, 2, 3], [0, 1, 3], [0, 3], [1, 2, 3, 4, 5, 0]])
+        a = [r.choice(levels) for _ in range(n)]
+        b = [min(max(levels), max(0, x + r.choice([-1, 0, 0, 0, 1, 2]))) for x in a]
+        yield a, b
+
+
+def test_weighted_kappa_equals_sklearn():
+    for a, b in _random_tables():
+        counts = Counter(zip(a, b, strict=True))
+        full = list(range(min(a + b), max(a + b) + 1))  # distances are grade values, not positions
+        for power, weights in ((1, "linear"), (2, "quadratic")):
+            expected = (
+                cohen_kappa_score(a, b, weights=weights, labels=full) if len(set(a + b)) > 1 else math.nan
+            )
+            got = weighted_kappa_from_counts(counts, power)
+            assert (math.isnan(expected) and math.isnan(got)) or got == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.parametrize("level", ["ordinal", "interval"])
+def test_krippendorff_alpha_equals_the_krippendorff_package(level):
+    checked = 0
+    for a, b in _random_tables():
+        got = krippendorff_alpha_from_counts(Counter(zip(a, b, strict=True)), level)
+        if len(set(a + b)) < 2:
+            assert math.isnan(got)  # the package refuses a one-value domain
+            continue
+        expected = krippendorff.alpha(reliability_data=[a, b], level_of_measurement=level)
+        assert got == pytest.approx(expected, abs=1e-12)
+        checked += 1
+    assert checked > 100
+
+
+def test_ordinal_and_interval_alpha_differ_where_the_scale_is_uneven():
+    """Ordinal alpha depends on how many ratings lie between two grades, interval alpha on
+    their difference: a table with few middle grades tells them apart."""
+    counts = Counter({(0, 0): 40, (3, 3): 10, (0, 3): 3, (1, 2): 2, (2, 2): 1})
+    ordinal = krippendorff_alpha_from_counts(counts, "ordinal")
+    interval = krippendorff_alpha_from_counts(counts, "interval")
+    assert abs(ordinal - interval) > 0.01
+
+
+def test_scale_measures_only_on_one_scale(graded, fx):
+    ag = Agreement.from_pairs(pairs_of(graded, fx.RATING), min_relevant=2)
+    assert not ag.same_scale()
+    assert ag.scale_table().rows == [] and "--map" in ag.scale_table().notes[0]
+    mapped = Agreement.from_pairs(
+        ((GradeMap.parse("5=3,4=1")(g), j) for g, j in pairs_of(graded, fx.RATING)), 2
+    )
+    table = mapped.scale_table()
+    assert [r[0] for r in table.rows][:3] == ["n", "exact agreement", "Cohen's kappa"]
+    labels, human = zip(
+        *((GradeMap.parse("5=3,4=1")(g), j) for g, j in pairs_of(graded, fx.RATING)), strict=True
+    )
+    values = dict((r[0], r[1]) for r in table.rows)
+    assert values["Cohen's kappa"] == pytest.approx(cohen_kappa_score(labels, human), abs=1e-12)
+    assert values["Krippendorff's alpha (interval)"] == pytest.approx(
+        krippendorff.alpha(reliability_data=[labels, human], level_of_measurement="interval"), abs=1e-12
+    )
+    assert "Krippendorff's alpha: ordinal" in mapped.summary()
+
+
+def test_heatmap_title_shows_the_kappa_of_the_labels_shown(graded, fx):
+    pairs = [(GradeMap.parse("5=3,4=1")(g), j) for g, j in pairs_of(graded, fx.RATING)]
+    ag = Agreement.from_pairs(pairs, min_relevant=2, name="mapped")
+    labels, human = zip(*pairs, strict=True)
+    assert f"κ = {cohen_kappa_score(labels, human):.3f}," in ag.count_matrix().title
+    assert "grade ≥" not in ag.count_matrix().title  # not a binarised kappa
+    unmapped = Agreement.from_pairs(pairs_of(graded, fx.RATING), min_relevant=2)
+    assert (
+        f"κ = {unmapped.binary(unmapped.best_threshold()).kappa:.3f} (grade ≥"
+        in unmapped.count_matrix().title
+    )
 
 
 def test_degenerate_kappa_is_nan_not_a_crash():

@@ -347,3 +347,32 @@ def test_headers_show_item_texts_stick_and_the_uncovered_marker_covers_nothing(t
         "getComputedStyle(document.querySelector('tr:not(.uncovered) td.mark')).backgroundColor"
     )
     assert plain != "rgb(215, 48, 39)"
+
+
+def test_clicking_a_passage_shows_its_whole_text(tiny, browser, tmp_path):
+    """A passage's cell shows its id and the start of its text on one line (cut with an ellipsis);
+    a click opens it (the whole text, wrapped inside the cell), a second click closes it again.
+    The rule that opens it must outrank the one-line rule of `table.grid td.pid`."""
+    page = browser.open(tiny["page"].resolve().as_uri())
+    data = page_data(page)
+    longest = max(
+        range(len(data["queries"][0]["passages"])),
+        key=lambda i: len(data["queries"][0]["passages"][i]["text"]),
+    )
+    selector = f"table.grid tbody tr:nth-child({longest + 1}) td.pid"
+    measure = (
+        f"(function () {{ var td = document.querySelector({selector!r});"
+        " return {ws: getComputedStyle(td).whiteSpace, open: td.classList.contains('open'),"
+        " height: td.getBoundingClientRect().height, cut: td.scrollWidth > td.clientWidth + 1,"
+        " text: td.querySelector('.ptext').textContent}; })()"
+    )
+    closed = page.evaluate(measure)
+    assert not closed["open"] and closed["ws"] == "nowrap" and closed["cut"], closed
+    assert len(closed["text"]) > 150  # a passage too long for one line of the cell
+    page.click(selector)
+    opened = page.evaluate(measure)
+    assert opened["open"] and opened["ws"] == "normal", opened
+    assert not opened["cut"] and opened["height"] > 2 * closed["height"], (closed, opened)
+    shot(page, tmp_path, "passage-open")
+    page.click(selector)
+    assert page.evaluate(measure)["ws"] == "nowrap"

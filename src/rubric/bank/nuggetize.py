@@ -216,6 +216,7 @@ def relevant_passages(
     judged = read_qrels(qrels) if qrels else None
     relevant: dict[str, list[str]] = {}
     seen: set[tuple[str, str]] = set()
+    judged_here = 0  # passages of the file with a judgment (in qrels, or their own)
     for q in read_passages(passages):
         if q.queryId not in texts:
             raise UserError(f"{{queries}} {queries}: no text for query {q.queryId} of {passages}", "queries")
@@ -224,9 +225,18 @@ def relevant_passages(
             grade = (
                 judged.get(q.queryId, {}).get(p.paragraph_id) if judged is not None else p.judgment(q.queryId)
             )
+            judged_here += grade is not None
             if grade is not None and grade >= min_judgment and key not in seen:
                 seen.add(key)
                 relevant.setdefault(q.queryId, []).append(p.text)
+    if not relevant and judged is not None and not judged_here:
+        example = next((f"{q} {d}" for q, docs in judged.items() for d in docs), "none")
+        raise UserError(
+            f"{{qrels}} {qrels} and the passages {passages} share no (query, passage id) pair (a qrels "
+            f"line reads e.g. '{example}'): the qrels judge other passages or other queries, e.g. "
+            "segment ids (msmarco_v2.1_doc_..#..) against a pool of other ids",
+            "qrels",
+        )
     if not relevant:
         source = f"{{qrels}} {qrels}" if qrels else f"the judgments in {passages}"
         raise UserError(

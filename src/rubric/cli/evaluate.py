@@ -14,7 +14,7 @@ import typer
 from rubric.cli import options as opt
 from rubric.cli.common import OptionalOutputPath, OutputPath, emit, info, phase_app
 from rubric.cli.meta import meta_command
-from rubric.cli.rag_nuggets import nuggets_command
+from rubric.cli.rag_nuggets import nuggets_command, support_command
 from rubric.errors import UserError
 
 if TYPE_CHECKING:
@@ -88,6 +88,13 @@ def qrels_command(
         "grades from `rubric verify apply`); the selected grades count elsewhere. Several reviewers of "
         "one cell: their lower median. [default: none]",
     ),
+    grade_map: str | None = typer.Option(
+        None,
+        "--map",
+        help="Map every label to another scale as it is written: 'G=L,...' gives L from label G up "
+        "(highest G wins, below all: 0), e.g. '2=1,4=2,5=3' writes 0-5 labels as 0-3 (0-1 -> 0, "
+        "2-3 -> 1, 4 -> 2, 5 -> 3). Default: labels as they are.",
+    ),
     subset: opt.QueryOptions = ...,
 ) -> None:
     """Rubric-Qrels / EXAM-Qrels: one relevance label per graded passage.
@@ -97,6 +104,8 @@ def qrels_command(
     relevant; nDCG uses the labels as gains.
 
     Example: rubric evaluate qrels graded.jsonl.gz --prompt-class NuggetSelfRatedPrompt -o rubric.qrels
+
+    Example: rubric evaluate qrels graded.jsonl.gz -p UMBRELA --map 2=1,4=2,5=3 -o submission.qrels
     """
     from rubric.evaluate.qrels import write_qrels_file
 
@@ -112,6 +121,7 @@ def qrels_command(
         facet_bank=facet_bank,
         prefer=prefer,
         queries=subset.selection,
+        grade_map=grade_map,
     )
     _notes(notes)
 
@@ -166,15 +176,24 @@ def learn_command(
     ),
     folds: int = typer.Option(5, "--folds", min=2, help="Cross-validation folds of topics."),
     seed: int = typer.Option(0, "--seed", help="Seed of the topic folds and the classifier."),
+    apply: Path | None = typer.Option(
+        None,
+        "--apply",
+        help="Label the passages of this other graded file instead (train on dev, label test): "
+        "graded with the same prompt classes; its own judgments, if any, are only compared with. "
+        "[default: label GRADED itself]",
+    ),
 ) -> None:
     """Learned labels: a classifier from each passage's grades to human relevance labels.
 
     As TREMA-UNH's LLMJudge submission: features of all the passage's grades, ExtraTrees or
     RandomForest. Cross-validated by topic (each fold's train and held-out kappa, and their mean,
-    on stderr), then trained on every labelled passage to label every passage of GRADED. Needs
-    scikit-learn (pip install 'rubric-workbench[learn]').
+    on stderr), then trained on every labelled passage to label every passage of GRADED, or of
+    the --apply file. Needs scikit-learn (pip install 'rubric-workbench[learn]').
 
     Example: rubric evaluate learn dev.jsonl.gz --judgments llm4eval_dev_qrel_2024.txt -o learned.qrels
+
+    Example: rubric evaluate learn dev.jsonl.gz --apply test.jsonl.gz -o test-learned.qrels
     """
     from rubric.evaluate.learn import learn_file
 
@@ -187,6 +206,7 @@ def learn_command(
             method=classifier,
             folds=folds,
             seed=seed,
+            apply=apply,
         )
     )
 
@@ -605,4 +625,5 @@ def estimate_command(
 
 # `rubric evaluate nuggets` (AutoNuggetizer scores) lives with the other RAG nugget commands.
 app.command("nuggets")(nuggets_command)
+app.command("support")(support_command)
 app.command("meta")(meta_command)

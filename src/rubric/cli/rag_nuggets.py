@@ -74,3 +74,49 @@ def nuggets_command(
     emit(done.text, None)  # -o holds the per-query scores; the leaderboard goes to stdout
     for note in done.notes:
         info(note)
+
+
+@opt.option_groups
+def support_command(
+    answers: list[Path] = typer.Argument(
+        ...,
+        help="TREC RAG answer files (ragnarok JSONL: topic_id, answer: [{text, citations: [index]}], "
+        "references: [segment id]).",
+    ),
+    segments: list[Path] = typer.Option(
+        ...,
+        "--segments",
+        help="Texts of the cited segments (repeatable): MS MARCO v2.1 segment JSONL ({docid, title, "
+        "segment}, .gz too), or any collection format `convert runs --collection` reads. Only the "
+        "cited ids are kept.",
+    ),
+    output: OutputPath = typer.Option(
+        ..., "--output", "-o", help="SUPPORT file to write: every sentence's citations with their support."
+    ),
+    prompt: str = typer.Option("TREC24Support", "--prompt", help="Support prompt name or TOML file."),
+    prompt_file: opt.PromptFiles = None,
+    fmt: str = typer.Option("tsv", "--format", help="Leaderboard format on stdout: tsv, json or latex."),
+    llm: opt.ChatOptions = ...,
+) -> None:
+    """Citation support: each answer sentence against each segment it cites, judged by an LLM.
+
+    The TREC 2024 RAG track's support evaluation (Thakur et al. 2025): the paper's prompt asks for
+    Full, Partial or No Support per (sentence, cited segment) pair; per run, weighted precision
+    (mean support over the citations: 1, 0.5, 0) and weighted recall (mean over sentences of their
+    best-supported citation, an uncited sentence 0), averaged over topics. Pairs that fail after
+    all retries are listed (exit code 1) and their answers left out of the scores.
+
+    Example: rubric evaluate support run.jsonl --segments segments.jsonl.gz -m gpt-4o -o support.jsonl
+    """
+    from rubric.data.table import check_format
+    from rubric.evaluate.report import FORMATS
+    from rubric.evaluate.support import support_scores
+    from rubric.grading.support import support_file
+
+    check_format(fmt, FORMATS)
+    outcome, records = support_file(answers, segments, output, llm, prompt=prompt, prompt_files=prompt_file)
+    report = support_scores(records)
+    emit(report.render(fmt), None)
+    for note in report.notes:
+        info(note)
+    opt.finish(outcome)

@@ -230,8 +230,11 @@ def agreement_command(
     """Grade x judgment counts, binarised tables for every grade threshold, Cohen's kappa.
 
     For each threshold T: grade >= T vs judgment >= J as a 2x2 table with kappa, accuracy,
-    precision, recall and F1. Works for self-rated, answer-verification and direct prompts, and
-    for imported LLM qrels (--labels). Only passages with both a label and a judgment count.
+    precision, recall and F1. Labels on the judgments' scale (0-3 labels, or --map onto it) also
+    get a one-scale table: exact agreement, Cohen's kappa, linearly and quadratically weighted
+    kappa, Krippendorff's alpha (ordinal, interval). Works for self-rated, answer-verification and
+    direct prompts, and for imported LLM qrels (--labels). Only passages with both a label and a
+    judgment count.
 
     With --reviews: the LLM's item grades against the reviewers' (see `rubric verify apply`).
 

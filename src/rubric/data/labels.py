@@ -109,3 +109,51 @@ def direct_label(grade: int, rule: LabelRule = LabelRule()) -> int:
     if rule.mode == "count":
         return int(grade >= rule.min_grade)
     return grade
+
+
+@dataclass(frozen=True)
+class GradeMap:
+    """Labels to levels by thresholds, e.g. ``5=3,4=1``: 5+ -> 3, 4 -> 1, below -> 0.
+
+    Lets a multiclass kappa compare a 0-5 grade scale with a 0-3 judgment scale the way the
+    TREMA-UNH LLMJudge submission did (best grade >= 5 -> 3, >= 4 -> 1, else 0)
+    (``verify agreement --map``), and qrels be written on another scale (``evaluate qrels
+    --map``: 0-5 labels as 0-3 with ``2=1,4=2,5=3``). Shared by verify and evaluate.
+    """
+
+    steps: tuple[tuple[int, int], ...]
+
+    @classmethod
+    def parse(cls, spec: str) -> GradeMap:
+        steps = []
+        for part in spec.split(","):
+            left, sep, right = part.partition("=")
+            try:
+                if not sep:
+                    raise ValueError
+                steps.append((int(left), int(right)))
+            except ValueError:
+                raise UserError(
+                    f"{{mapping}}: expected GRADE=LEVEL pairs like '5=3,4=1', got {part.strip()!r}", "mapping"
+                ) from None
+        return cls(tuple(sorted(steps, reverse=True)))
+
+    def describe(self) -> str:
+        """The map in words: ``5+ -> 3, 4 -> 1, below 4 -> 0``."""
+        parts = []
+        for i, (threshold, level) in enumerate(self.steps):
+            upper = self.steps[i - 1][0] - 1 if i else None
+            span = (
+                f"{threshold}+"
+                if upper is None
+                else (f"{threshold}" if upper == threshold else f"{threshold}-{upper}")
+            )
+            parts.append(f"{span} -> {level}")
+        lowest = self.steps[-1][0] if self.steps else 0
+        return ", ".join([*parts, f"below {lowest} -> 0"])
+
+    def __call__(self, grade: int) -> int:
+        for threshold, level in self.steps:
+            if grade >= threshold:
+                return level
+        return 0

@@ -271,10 +271,12 @@ def learn_labels(
     method: str = "extra-trees",
     folds: int = 5,
     seed: int = 0,
+    target: GradeTable | None = None,
 ) -> LearnResult:
     """Cross-validate by topic on the passages with human labels, then label every passage of
-    ``table`` with a model trained on all of them. Item statistics are taken over the whole file
-    (they use no labels)."""
+    ``target`` (default: ``table`` itself) with a model trained on all of them. Item statistics
+    are taken over the whole file whose passages they describe (they use no labels): a target's
+    features use its own items' statistics, as a test set's would with no labels at hand."""
     classes = prompt_classes(feature_set)
     classifier(method, seed)  # the method and scikit-learn checked before any work
     labelled = [p for p in table.pairs if p[1] in human.get(p[0], {})]
@@ -299,8 +301,17 @@ def learn_labels(
         )
     model = classifier(method, seed)
     model.fit(everything[[row[p] for p in labelled]], truth)
-    predicted = model.predict(everything)
-    labels = {p: int(predicted[row[p]]) for p in table.pairs}
+    if target is None:
+        target, features = table, everything
+    else:
+        features = feature_matrix(target, target.pairs, classes, target.pairs)
+        if features.shape[1] != everything.shape[1]:
+            raise UserError(
+                f"apply: its passages have {features.shape[1]} features, the training file's "
+                f"{everything.shape[1]}: grade both with the same prompt classes of the feature set"
+            )
+    predicted = model.predict(features)
+    labels = {p: int(predicted[i]) for i, p in enumerate(target.pairs)}
     return LearnResult(results, labels, len(labelled), int(everything.shape[1]))
 
 
@@ -313,11 +324,14 @@ def learn_file(
     method: str = "extra-trees",
     folds: int = 5,
     seed: int = 0,
+    apply: str | Path | None = None,
 ) -> list[str]:
-    """`rubric evaluate learn`: learned labels of every passage of ``graded`` written to
-    ``output`` (TREC qrels, atomically); human labels from ``judgments`` (a qrels file) or the
-    judgments stored in ``graded``. Returns the lines for stderr: each fold's kappas and their
-    mean, what was written. Every option is checked before a file is read."""
+    """`rubric evaluate learn`: learned labels of every passage of ``graded`` (or, with ``apply``,
+    of that other graded file: train on dev, label test) written to ``output`` (TREC qrels,
+    atomically); human labels from ``judgments`` (a qrels file) or the judgments stored in
+    ``graded``. Returns the lines for stderr: each fold's kappas and their mean, with ``apply``
+    the kappa against the judgments stored in it (if any), what was written. Every option is
+    checked before a file is read."""
     try:
         classes = prompt_classes(feature_set)
         classifier(method, seed)
@@ -331,21 +345,46 @@ def learn_file(
                 raise UserError(
                     f"{graded}: holds no judgments; give human labels with {{judgments}} QRELS", "judgments"
                 )
-        result = learn_labels(table, human, feature_set=feature_set, method=method, folds=folds, seed=seed)
+        target = None
+        if apply is not None:
+            with GradedFile(apply, QuerySelection()) as source:
+                target = GradeTable.from_queries(source.queries())
+            if not target.pairs:
+                raise UserError(f"{apply}: holds no passages to label")
+        result = learn_labels(
+            table, human, feature_set=feature_set, method=method, folds=folds, seed=seed, target=target
+        )
     except UserError as e:  # the graded file's problems name the file
-        if e.template.startswith("graded: "):
-            raise UserError(f"{graded}: {e.template.removeprefix('graded: ')}", *e.parameters) from None
+        for prefix, path in (("graded: ", graded), ("apply: ", apply)):
+            if e.template.startswith(prefix):
+                raise UserError(f"{path}: {e.template.removeprefix(prefix)}", *e.parameters) from None
         raise
     n = write_qrels(output, ((q, "0", d, label) for (q, d), label in result.labels.items()))
     graded_classes = {c for r in table.ratings.values() for c in r}
     never = [c for c in classes if c not in graded_classes]
+    checked = []
+    if target is not None and target.judged:
+        pairs = [
+            (label, target.judged[q][d])
+            for (q, d), label in result.labels.items()
+            if d in target.judged.get(q, {})
+        ]
+        counts: dict[tuple[int, int], int] = defaultdict(int)
+        for pair in pairs:
+            counts[pair] += 1
+        checked.append(
+            f"{apply}: kappa {kappa_from_counts(counts):.4f} against its own judgments "
+            f"({len(pairs)} passages)"
+        )
     return [
         *result.lines(),
+        *checked,
         *(
             [f"feature set {feature_set}: never graded: {', '.join(never)} (no features from them)"]
             if never
             else []
         ),
         f"trained on {result.trained_on} labelled passages ({result.feature_count} features, {method}, "
-        f"feature set {feature_set}); wrote {n} learned labels to {output}",
+        f"feature set {feature_set}); wrote {n} learned labels"
+        f"{f' of {apply}' if apply is not None else ''} to {output}",
     ]

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rubric.data.graded import Graded, graded_input
-from rubric.data.labels import LabelRule, direct_label, merge_preferred
+from rubric.data.labels import GradeMap, LabelRule, direct_label, merge_preferred
 from rubric.data.models import QueryWithFullParagraphList
 from rubric.data.query_selection import Queries, QuerySelection, absent_note
 from rubric.data.select import DIRECT, GradeFilter, GradeKind, resolve_kind
@@ -114,6 +114,7 @@ def write_qrels_file(
     facet_bank: str | Path | None = None,
     prefer: str | None = None,
     queries: Queries = None,
+    grade_map: str | None = None,
 ) -> list[str]:
     """``rubric evaluate qrels``: the qrels of a graded passages file written to ``output`` (TREC
     format, atomically, read and written one query at a time); returns the lines for stderr
@@ -121,11 +122,14 @@ def write_qrels_file(
 
     ``label``/``min_grade`` are a :class:`~rubric.data.labels.LabelRule`; ``facets`` writes
     CAR-style facet qrels, ``facet_bank`` names the bank whose facets direct grades count for.
+    ``grade_map`` (``--map``, e.g. ``2=1,4=2,5=3``: :class:`~rubric.data.labels.GradeMap`) puts
+    every label on another scale as it is written, e.g. 0-5 labels on a 0-3 submission's scale.
     Every option is checked before any file is read (``queries`` may be a function that reads
     them, called after the checks).
     """
     selection.check()
     rule = LabelRule.parse(label, min_grade)
+    mapping = GradeMap.parse(grade_map) if grade_map is not None else None
     if facet_bank is not None and not facets:
         raise UserError("{facet_bank}: only used with {per_facet}", "facet_bank", "per_facet")
     if facets and per_item:
@@ -146,9 +150,16 @@ def write_qrels_file(
         facets=facet_map,
         stream=True,
     )
+    if mapping is not None:
+        result.rows = ((q, c, d, mapping(lab)) for q, c, d, lab in result.rows)
     lines = result.write(output)
     absent = absent_note(result.absent, str(graded), "selected")
-    return [*([absent] if absent else []), *result.summary(output, lines, prefer)]
+    mapped = (
+        [f"labels mapped by --map {grade_map} (from the threshold up: {mapping.describe()})"]
+        if mapping
+        else []
+    )
+    return [*([absent] if absent else []), *result.summary(output, lines, prefer), *mapped]
 
 
 def _rows(

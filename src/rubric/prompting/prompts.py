@@ -57,6 +57,8 @@ KNOWN_PLACEHOLDERS = {
     "count",
     "max_nuggets",
     "nuggets_length",
+    "statement",
+    "citation",
 }
 
 
@@ -70,6 +72,7 @@ REQUIRED_PLACEHOLDERS: dict[str, tuple[str, ...]] = {
     "nuggetize": ("query", "context", "nuggets"),
     "importance": ("query", "nuggets"),
     "assign": ("query", "context", "nuggets"),
+    "support": ("statement", "citation"),
 }
 #: Kinds whose answers a parser of rubric.prompting.parse turns into grades.
 GRADING_KINDS = frozenset({"question", "nugget", "direct", "verify"})

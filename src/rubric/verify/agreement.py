@@ -15,8 +15,11 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from rubric.data.kappa import kappa_from_counts
+from rubric.data.kappa import kappa_from_counts, krippendorff_alpha_from_counts, weighted_kappa_from_counts
 from rubric.data.table import Table
+
+ALPHA_ORDINAL = "Krippendorff's alpha (ordinal)"
+ALPHA_INTERVAL = "Krippendorff's alpha (interval)"
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,21 @@ class Agreement:
         """Kappa with grades and judgments as the same categories (meaningful on one scale)."""
         return kappa_from_counts(self.counts)
 
+    def scale_measures(self) -> dict[str, float]:
+        """Agreement of labels and judgments as grades on one ordered scale: exact agreement,
+        Cohen's kappa, linearly and quadratically weighted kappa (a miss by one level costs less
+        than a miss by three) and Krippendorff's alpha, ordinal and interval (the LLMJudge
+        challenge reported alpha). Meaningful only when :meth:`same_scale`."""
+        exact = sum(c for (g, j), c in self.counts.items() if g == j)
+        return {
+            "exact agreement": exact / self.n if self.n else math.nan,
+            "Cohen's kappa": self.multiclass_kappa(),
+            "linearly weighted kappa": weighted_kappa_from_counts(self.counts, 1),
+            "quadratically weighted kappa": weighted_kappa_from_counts(self.counts, 2),
+            ALPHA_ORDINAL: krippendorff_alpha_from_counts(self.counts, "ordinal"),
+            ALPHA_INTERVAL: krippendorff_alpha_from_counts(self.counts, "interval"),
+        }
+
     def same_scale(self) -> bool:
         """Whether grades and judgments can be the same categories: no grade above the highest
         judgment level. A 0-5 grade compared with a 0-3 judgment unmapped would count grade 5
@@ -106,7 +124,12 @@ class Agreement:
     def multiclass_note(self) -> str:
         """The multiclass kappa, or why it is left out (grades on another scale)."""
         if self.same_scale():
-            return f"multiclass kappa {self.multiclass_kappa():.4f}"
+            m = self.scale_measures()
+            return (
+                f"multiclass kappa {self.multiclass_kappa():.4f} (weighted: linear "
+                f"{m['linearly weighted kappa']:.4f}, quadratic {m['quadratically weighted kappa']:.4f}; "
+                f"Krippendorff's alpha: ordinal {m[ALPHA_ORDINAL]:.4f}, interval {m[ALPHA_INTERVAL]:.4f})"
+            )
         return (
             f"multiclass kappa left out: grades reach {max(self.grades())}, judgments "
             f"{max(self.judgment_levels(), default=0)} (map grades onto judgment levels with --map, "
@@ -129,6 +152,16 @@ class Agreement:
             title=f"{self.name}: grade x judgment counts".strip(": "),
             notes=[self.multiclass_note()],
         )
+
+    def scale_table(self) -> Table:
+        """The one-scale measures of :meth:`scale_measures`; no rows (and the reason in a note)
+        when the labels are on another scale than the judgments."""
+        title = f"{self.name}: labels and judgments as one scale".strip(": ")
+        if not self.same_scale():
+            return Table(["measure", "value"], [], title=title, notes=[self.multiclass_note()])
+        rows: list[list[int | str | float | None]] = [["n", self.n]]
+        rows += [[name, value] for name, value in self.scale_measures().items()]
+        return Table(["measure", "value"], rows, title=title)
 
     def binarised_table(self) -> Table:
         j = self.min_relevant
@@ -164,7 +197,10 @@ class Agreement:
         )
 
     def tables(self) -> list[Table]:
-        return [self.confusion_table(), self.binarised_table(), self.metrics_table()]
+        """The confusion table, the one-scale measures (when labels and judgments share a scale:
+        otherwise the confusion table's note says why not), the binarised and metrics tables."""
+        scale = [self.scale_table()] if self.same_scale() else []
+        return [self.confusion_table(), *scale, self.binarised_table(), self.metrics_table()]
 
     def best_threshold(self) -> int:
         """The grade threshold with the highest binarised kappa (the lowest on a tie)."""
@@ -174,53 +210,27 @@ class Agreement:
         """The grade x judgment counts as a heatmap panel (:mod:`rubric.plots.heatmap`): every
         grade 0..``top_grade`` (highest on top) and judgment 0..``top_level`` (left to right),
         seen or not, so that panels side by side line up; the title names both sides and the
-        best binarised kappa."""
+        kappa of the labels shown (grades and judgments as one scale), or, when the grades are on
+        another scale than the judgments, the best binarised kappa (and says so)."""
         from rubric.plots.heatmap import CountMatrix
 
         grades = list(range(max(top_grade or 0, *self.grades(), 0), -1, -1))
         levels = list(range(0, max(top_level or 0, *self.judgment_levels(), 0) + 1))
-        best = self.best_threshold()
-        kappa = self.binary(best).kappa
+        if self.same_scale():
+            m = self.scale_measures()
+            measures = (
+                f"κ = {self.multiclass_kappa():.3f}, quadratic-weighted κ = "
+                f"{m['quadratically weighted kappa']:.3f}\nordinal α = {m[ALPHA_ORDINAL]:.3f}, n = {self.n}"
+            )
+        else:
+            best = self.best_threshold()
+            kappa = self.binary(best).kappa
+            measures = f"κ = {kappa:.3f} (grade ≥ {best} vs judgment ≥ {self.min_relevant}), n = {self.n}"
         return CountMatrix(
-            title=f"{self.name or 'grades'} vs {self.reference}\n"
-            f"κ = {kappa:.3f} (grade ≥ {best} vs judgment ≥ {self.min_relevant}), n = {self.n}",
+            title=f"{self.name or 'grades'} vs {self.reference}\n{measures}",
             row_labels=[str(g) for g in grades],
             col_labels=[str(j) for j in levels],
             counts=[[self.counts.get((g, j), 0) for j in levels] for g in grades],
             row_title="grade",
             col_title=f"judgment ({self.reference})",
         )
-
-
-@dataclass(frozen=True)
-class GradeMap:
-    """Grades to judgment levels by thresholds, e.g. ``5=3,4=1``: 5+ -> 3, 4 -> 1, below -> 0.
-
-    Lets a multiclass kappa compare a 0-5 grade scale with a 0-3 judgment scale the way the
-    TREMA-UNH LLMJudge submission did (best grade >= 5 -> 3, >= 4 -> 1, else 0).
-    """
-
-    steps: tuple[tuple[int, int], ...]
-
-    @classmethod
-    def parse(cls, spec: str) -> GradeMap:
-        from rubric.errors import UserError
-
-        steps = []
-        for part in spec.split(","):
-            left, sep, right = part.partition("=")
-            try:
-                if not sep:
-                    raise ValueError
-                steps.append((int(left), int(right)))
-            except ValueError:
-                raise UserError(
-                    f"{{mapping}}: expected GRADE=LEVEL pairs like '5=3,4=1', got {part.strip()!r}", "mapping"
-                ) from None
-        return cls(tuple(sorted(steps, reverse=True)))
-
-    def __call__(self, grade: int) -> int:
-        for threshold, level in self.steps:
-            if grade >= threshold:
-                return level
-        return 0

@@ -14,13 +14,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rubric.data.labels import LabelRule
+from rubric.data.labels import GradeMap, LabelRule
 from rubric.data.query_selection import QuerySelection
 from rubric.data.select import GradeFilter
 from rubric.data.table import Table, check_format
 from rubric.errors import UserError
 from rubric.plots import check_plot
-from rubric.verify.agreement import Agreement, GradeMap
+from rubric.verify.agreement import Agreement
 
 FORMATS = ("tsv", "md", "latex")
 
@@ -111,7 +111,7 @@ def agreement_report(request: AgreementRequest, note: Callable[[str], None]) -> 
     from rubric.verify.sides import agreement_sides
 
     rule = LabelRule.parse(request.label, request.min_grade)
-    mapping = GradeMap.parse(request.grade_map) if request.grade_map else None
+    mapping = GradeMap.parse(request.grade_map) if request.grade_map is not None else None
     chosen = request.selection()
     sides = agreement_sides(
         request.graded,

@@ -13,11 +13,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from rubric.data.graded import GradedFile, LoadedGraded
-from rubric.data.labels import LabelRule
+from rubric.data.labels import GradeMap, LabelRule
 from rubric.data.query_selection import QuerySelection
 from rubric.data.select import GradeFilter, resolve_kind
 from rubric.errors import UserError
-from rubric.verify.agreement import GradeMap
 from rubric.verify.matrix import query_grades, query_judgments, query_labels
 
 Cell = tuple[str, str]  # (query id, passage id)
