@@ -280,10 +280,14 @@ def estimate_from_values(
         y = human.values[m]
         yhat = yhat_all[:, judged]
         rest = yhat_all if mode == "finite" else yhat_all[:, unjudged]
-        rows += _rows(names, m, estimate_means(y, yhat, rest, confidence, mode))
+        limits = (min(0.0, float(y.min()), float(yhat_all.min())), max(1.0, float(y.max()), float(yhat_all.max())))
+        rows += _rows(names, m, estimate_means(y, yhat, rest, confidence, mode, limits=limits))
         if pair_rows is not None and len(names) > 1:
             a, b = np.triu_indices(len(names), k=1)
-            est = estimate_means(y[a] - y[b], yhat[a] - yhat[b], rest[a] - rest[b], confidence, mode)
+            width = limits[1] - limits[0]
+            est = estimate_means(
+                y[a] - y[b], yhat[a] - yhat[b], rest[a] - rest[b], confidence, mode, limits=(-width, width)
+            )
             pair_rows += _rows([f"{names[i]}\t{names[j]}" for i, j in zip(a, b, strict=True)], m, est)
     first = next(iter(llm.values))
     return EstimateReport(
@@ -354,7 +358,7 @@ def estimate(
     topics = sorted(llm)
     check_sizes(len(human), len(topics), confidence)
     # runs are read once (only these topics kept, in parallel) and scored against both label sets
-    run_list = load_runs(expand_runs(runs), queries=topics, name_from=name_from)
+    run_list = load_runs(expand_runs(runs, name_from), queries=topics, name_from=name_from)
     if not run_list:
         raise UserError("runs: no run given")
     llm_values = topic_values(Evaluator(llm, ms, level=level, complete=True), run_list, topics)
@@ -366,24 +370,38 @@ def estimate(
 
 
 def graded_labels(
-    graded: str | Path, grades: GradeFilter, label: str, min_grade: int, queries: Queries = None
+    graded: str | Path,
+    grades: GradeFilter,
+    label: str,
+    min_grade: int,
+    queries: Queries = None,
+    *,
+    reviews: bool = True,
 ) -> tuple[Qrels, Qrels]:
     """LLM qrels and human qrels from one graded file: the selected grades labelled by the rule,
     and, for the topics with any HumanReview grade (`rubric verify apply`), the same labels with
     the reviewers' grades in place of the LLM's where they graded (as `evaluate qrels --prefer
     HumanReview`); cells a reviewer left alone keep the LLM's grade, so review every passage of
-    a sampled topic."""
+    a sampled topic. ``reviews=False`` (human labels from elsewhere): no human qrels are read,
+    so a file without reviews serves as well."""
     from rubric.data.labels import LabelRule
     from rubric.evaluate.qrels import build_qrels
 
     rule = LabelRule.parse(label, min_grade)
     llm = build_qrels(graded, selection=grades, rule=rule, queries=queries).to_dict()
-    reviewed = build_qrels(
-        graded,
-        selection=GradeFilter(HUMAN_PROMPT_CLASS, None, grades.prompt_type),
-        rule=rule,
-        queries=queries,
-    ).to_dict()
+    if not reviews:
+        return llm, {}
+    try:
+        reviewed = build_qrels(
+            graded,
+            selection=GradeFilter(HUMAN_PROMPT_CLASS, None, grades.prompt_type),
+            rule=rule,
+            queries=queries,
+        ).to_dict()
+    except UserError as e:
+        if "no grades match" not in str(e):
+            raise
+        return llm, {}
     preferred = build_qrels(
         graded, selection=grades, rule=rule, queries=queries, prefer=HUMAN_PROMPT_CLASS
     ).to_dict()
@@ -437,7 +455,9 @@ def estimate_output(
     llm: Qrels | str | Path
     human: Qrels | str | Path
     if graded is not None:
-        llm, from_reviews = graded_labels(graded, grades, label, min_grade, chosen)
+        llm, from_reviews = graded_labels(
+            graded, grades, label, min_grade, chosen, reviews=human_qrels is None
+        )
         human = human_qrels if human_qrels is not None else from_reviews
         if human_qrels is None and not from_reviews:
             raise UserError(
