@@ -25,9 +25,11 @@ def forest_plot(report: EstimateReport, path: str | Path) -> None:
     measures = report.measures
     runs = report.runs
     by = {(r.run, r.measure): r for r in report.rows}
-    height = max(2.5, 0.9 + 0.22 * len(runs))
+    # room for the run names, the two title lines, the legend row and the shared x label
+    label_in = min(3.0, 0.6 + 0.065 * max(len(r) for r in runs))
+    height = max(3.2, 1.5 + 0.22 * len(runs))
     with style():
-        fig = new_figure(2.0 + 3.6 * len(measures), height)
+        fig = new_figure(max(6.4, label_in + 3.2 * len(measures)), height)
         axes = fig.subplots(1, len(measures), sharey=True, squeeze=False)[0]
         ys = list(range(len(runs)))[::-1]  # best on top
         for ax, m in zip(axes, measures, strict=True):
@@ -41,7 +43,7 @@ def forest_plot(report: EstimateReport, path: str | Path) -> None:
                 "o",
                 color=PPIPP_COLOUR,
                 ms=4,
-                label="PPI++",
+                label="PPI++ (thick bar: its interval)",
             )
             ax.plot(
                 [r.human[0] for r in rows],
@@ -49,19 +51,22 @@ def forest_plot(report: EstimateReport, path: str | Path) -> None:
                 "|",
                 color=HUMAN_COLOUR,
                 ms=6,
-                label="human only",
+                label="human only (thin bar)",
             )
             ax.plot([r.llm for r in rows], ys, "D", mfc="none", mec=LLM_COLOUR, ms=4.5, label="LLM only")
             ax.set_title(m)
-            ax.set_xlabel("estimate of the all-topic mean on human labels")
+            ax.set_xlabel("all-topic mean on human labels", fontsize=8)
             ax.grid(axis="x", color="#dddddd", lw=0.6)
             ax.set_ylim(-0.8, len(runs) - 0.2)
         axes[0].set_yticks(ys, runs)
         axes[0].tick_params(axis="y", labelsize=7 if len(runs) > 20 else 9)
-        axes[-1].legend(loc="lower right", fontsize=7, frameon=True)
+        # the legend sits under the x label, off the data
+        handles, labels = axes[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside lower center", ncol=3, fontsize=7, frameon=False)
         fig.suptitle(
             f"{report.n_judged} of {report.n_topics} topics judged by humans; "
-            f"{report.confidence:g} intervals (bars: PPI++ thick, human only thin)"
+            f"{report.confidence:g} intervals, each run on its own",
+            fontsize=10,
         )
         data = render(fig, fmt)
     write_bytes(path, data)
