@@ -163,7 +163,8 @@ def test_forest_plot_keeps_title_labels_and_legend_apart(measures):
         title = fig._suptitle.get_window_extent(renderer)
         legend = fig.legends[0].get_window_extent(renderer)
         for part in (title, legend):
-            assert box.x0 - 1 <= part.x0 and part.x1 <= box.x1 + 1 and box.y0 - 1 <= part.y0 and part.y1 <= box.y1 + 1
+            assert box.x0 - 1 <= part.x0 and part.x1 <= box.x1 + 1
+            assert box.y0 - 1 <= part.y0 and part.y1 <= box.y1 + 1
         panels = [ax.get_window_extent(renderer) for ax in fig.axes]
         assert not any(legend.overlaps(p) for p in panels)
         labels = [ax.xaxis.label.get_window_extent(renderer) for ax in fig.axes]
@@ -213,7 +214,8 @@ def test_tsv_says_what_the_numbers_mean(tmp_path, inputs):
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     text = out.read_text()
-    assert text.splitlines()[1].startswith("run\tmeasure\tn_judged\tn_topics\tppi++\tppi++_low\tppi++_high\tweight")
+    head = "run\tmeasure\tn_judged\tn_topics\tppi++\tppi++_low\tppi++_high\tweight"
+    assert text.splitlines()[1].startswith(head)
     notes = [line for line in text.splitlines() if line.startswith("# ")]
     said = " ".join(notes)
     for phrase in (

@@ -182,8 +182,8 @@ class EstimateReport:
         )
         tables = [runs]
         if self.pairs is not None:
-            pair_head = ["run_a", "run_b", "measure", "ppi++", "ppi++_low", "ppi++_high", "weight", "resolved"]
-            pair_head += ["human", "human_low", "human_high", "llm_diff"]
+            pair_head = ["run_a", "run_b", "measure", "ppi++", "ppi++_low", "ppi++_high", "weight"]
+            pair_head += ["resolved", "human", "human_low", "human_high", "llm_diff"]
             a_b = [r.run.split("\t") for r in self.pairs]
             tables.append(
                 Table(
@@ -306,7 +306,8 @@ def estimate_from_values(
         y = human.values[m]
         yhat = yhat_all[:, judged]
         rest = yhat_all if mode == "finite" else yhat_all[:, unjudged]
-        limits = (min(0.0, float(y.min()), float(yhat_all.min())), max(1.0, float(y.max()), float(yhat_all.max())))
+        # the measure's range: [0, 1] for every mean measure (wider only if a value says so)
+        limits = (min(0.0, y.min(), yhat_all.min()), max(1.0, y.max(), yhat_all.max()))
         rows += _rows(names, m, estimate_means(y, yhat, rest, confidence, mode, limits=limits))
         if pair_rows is not None and len(names) > 1:
             a, b = np.triu_indices(len(names), k=1)
@@ -476,7 +477,9 @@ def estimate_output(
     check_format(fmt, FORMATS)
     check_options(measures, level, confidence, mode, name_from)
     if simultaneous and not pairs:
-        raise UserError("{simultaneous}: applies to the pairs' intervals; add {pairs}", "simultaneous", "pairs")
+        raise UserError(
+            "{simultaneous}: applies to the pairs' intervals; add {pairs}", "simultaneous", "pairs"
+        )
     if (llm_qrels is None) == (graded is None):
         raise UserError("{llm_qrels} / {graded}: give the LLM labels as one of them", "llm_qrels", "graded")
     if human_qrels is None and graded is None:
