@@ -288,3 +288,26 @@ def test_coverage_and_gain_over_random_draws(noise, most):
     s = study(human, llm, 40, draws=1000, seed=1)
     assert s.mean_coverage("ppi++") >= 0.93 and s.mean_coverage("human") >= 0.93
     assert s.width["ppi++"] <= most * s.width["human"]
+
+
+def test_near_identical_runs_are_not_called_the_wrong_way():
+    """Two runs nearly equal: a a little better on most topics, b much better on one (true
+    difference a - b slightly below 0). A t interval of the judged differences calls a > b (the
+    wrong sign) in far more than 5% of the draws, since most draws miss the one topic; the floor
+    keeps that rate under 5% and covers the true difference."""
+    from rubric.evaluate.ppi_study import draw_topics, pair_study
+
+    rng = np.random.default_rng(3)
+    a = 0.2 + 0.6 * rng.beta(2, 2, 43)
+    b = a - 0.012 + rng.normal(0, 0.004, 43)
+    b[0] = a[0] + 0.6
+    human = np.vstack([a, b, rng.beta(2, 3, 43)])
+    truth = (human[0] - human[1]).mean()
+    assert -0.01 < truth < 0
+    s = pair_study(human, human, 20, draws=400, seed=0)
+    assert s.wrong_sign["ppi++"][0] <= 0.05 and s.wrong_sign["human"][0] <= 0.05
+    assert s.coverage["human"][0] >= 0.93 and s.coverage["ppi++"][0] >= 0.93
+    # the plain t interval on the same draws
+    d = (human[0] - human[1])[draw_topics(43, 20, 400, 0)]
+    half = stats.t.ppf(0.975, 19) * np.sqrt((1 - 20 / 43) * d.var(axis=1, ddof=1) / 20)
+    assert ((d.mean(axis=1) - half) > 0).mean() > 0.2

@@ -80,22 +80,6 @@ def study(
     return Study(n, draws, coverage, width)
 
 
-def human_n_for_width(
-    human: np.ndarray, target: float, *, draws: int = 1000, seed: int = 0, confidence: float = 0.95
-) -> int:
-    """The smallest number of judged topics at which the human-only interval is, on average over
-    draws and runs, no wider than ``target`` (at most all topics, where it has width 0)."""
-    human = np.asarray(human, dtype=float)
-    n_all = human.shape[1]
-    for n in range(2, n_all + 1):
-        idx = draw_topics(n_all, n, draws, seed)
-        y = np.moveaxis(human[:, idx], 0, 1)
-        est = estimate_means(y, y, human[None], confidence)
-        if float(est.human.width.mean()) <= target:
-            return n
-    return n_all
-
-
 def pair_study(
     human: np.ndarray,
     llm: np.ndarray,
