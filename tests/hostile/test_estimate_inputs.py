@@ -83,6 +83,7 @@ def test_a_run_missing_a_topic_scores_zero_there(tmp_path):
         (["-f", "csv"], "--format"),
         (["-m", "alpha_nDCG@10"], "alpha_nDCG"),
         (["--plot", "forest.gif"], "--plot"),
+        (["--simultaneous"], "--simultaneous"),  # without --pairs there is nothing to make simultaneous
     ],
 )
 def test_bad_options_fail_before_reading(tmp_path, extra, fragment):
@@ -137,3 +138,8 @@ def test_sample_is_seeded_and_readable_by_queries(tmp_path, graded):
     from rubric.data.query_selection import read_query_ids
 
     assert read_query_ids(tmp_path / "a.txt") == ["q1", "q2"]
+    # the header tells where the file goes, and that `evaluate estimate` must not get it as
+    # --queries (that restricts the LLM topics too: "2 of 2 judged", zero-width intervals)
+    header = " ".join(line for line in outs[0].splitlines() if line.startswith("#"))
+    assert "verify html --queries FILE" in header
+    assert "give `evaluate estimate` every topic (no --queries" in header

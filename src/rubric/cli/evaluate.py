@@ -556,11 +556,25 @@ def estimate_command(
     min_grade: opt.CountFrom = 1,
     kind: opt.KindOptions = ...,
     level: opt.Level = 1,
-    confidence: float = typer.Option(0.95, "--confidence", help="Coverage of the intervals, in (0, 1)."),
+    confidence: float = typer.Option(
+        0.95,
+        "--confidence",
+        help="Coverage of the intervals, in (0, 1): over the random draw of the judged topics, the "
+        "share of draws whose interval holds a run's mean over all topics on human labels; for each "
+        "run on its own, not all runs at once.",
+    ),
     pairs: bool = typer.Option(
         False,
         "--pairs",
-        help="Also every pair of runs: the difference (a - b), its interval, resolved or not.",
+        help="Also every pair of runs: the difference (a - b), its interval, resolved (a>b, a<b) "
+        "where the interval excludes 0, else no.",
+    ),
+    simultaneous: bool = typer.Option(
+        False,
+        "--simultaneous",
+        help="With --pairs: intervals that hold for all pairs of a measure at once (Bonferroni, "
+        "1 - (1 - confidence) / pairs each), so that every 'resolved' holds together. [default: "
+        "each pair's interval on its own, as the output says]",
     ),
     mode: str = typer.Option(
         "finite",
@@ -583,12 +597,17 @@ def estimate_command(
 ) -> None:
     """Leaderboard from LLM labels on every topic and human labels on a random few, with intervals.
 
-    Per run and measure: the LLM-only mean, the human-only mean over the judged topics, and the
-    prediction-powered estimates PPI and PPI++ of the all-topic mean on human labels, each with
-    its interval. The judged topics must be a uniform random sample of the topics (`rubric verify
-    sample` draws one); nothing in the data can show it. A run that ranks nothing for a topic
-    scores 0 there (trec_eval -c). Human judgments of a topic without LLM labels, or fewer than 2
-    judged topics, are an error.
+    Per run and measure: the prediction-powered estimate PPI++ of the all-topic mean on human
+    labels (the column to report; weight 0 means it is exactly the human-only estimate), the
+    human-only mean over the judged topics, PPI (weight 1) and the LLM-only mean, with
+    intervals. An interval's coverage is over the random draw of the judged topics, for each run
+    on its own (not simultaneous); it is never narrower than what the topics the judged ones may
+    all have missed allow, never outside the measure's range, and of zero width only when every
+    topic is judged. The judged topics must be a uniform random sample of the topics (`rubric
+    verify sample` draws one; give this command every topic, not --queries of that sample);
+    nothing in the data can show it. A run that ranks nothing for a topic scores 0 there
+    (trec_eval -c). Human judgments of a topic without LLM labels, or fewer than 2 judged
+    topics, are an error.
 
     Example: rubric evaluate estimate --run runs/ --qrels llm.qrels --human nist.qrels -m nDCG@10
     -l 2 --pairs --plot forest.png
@@ -610,6 +629,7 @@ def estimate_command(
         confidence=confidence,
         mode=mode,
         pairs=pairs,
+        simultaneous=simultaneous,
         fmt=fmt,
         digits=digits,
         name_from=name_from,

@@ -127,6 +127,7 @@ class EstimateReport:
     mode: str
     judged: list[str]
     notes: list[str] = field(default_factory=list)
+    simultaneous: bool = False  # pair intervals hold for all pairs of a measure at once (Bonferroni)
 
     @property
     def measures(self) -> list[str]:
@@ -143,22 +144,37 @@ class EstimateReport:
             return f"{level}: normal quantile, no finite-population correction (as ppi_py)"
         return (
             f"{level}: Student t ({self.n_judged - 1} df; PPI++ {self.n_judged - 1} - k, k the share "
-            f"of its slope used), finite-population correction 1 - {self.n_judged}/{self.n_topics}; "
-            "PPI++ weight cross-fit, used only where significant, clipped to [0, 1]"
+            f"of its slope used), finite-population correction 1 - {self.n_judged}/{self.n_topics}, "
+            "topic variance at least that of the topics the judged ones may all have missed, "
+            "clipped to the measure's range; PPI++ weight cross-fit, used only where significant, "
+            "clipped to [0, 1]"
+        )
+
+    def meaning(self) -> str:
+        """What the numbers claim, and which to report."""
+        return (
+            f"report ppi++ (weight 0: exactly the human-only estimate and interval; 1: PPI); "
+            f"coverage is over the random draw of the judged topics: for each run on its own (not "
+            f"all runs at once), {self.confidence:.0%} of draws give an interval holding its mean over "
+            f"all {self.n_topics} topics on human labels"
         )
 
     def header_notes(self) -> list[str]:
-        return [f"{self.n_judged} of {self.n_topics} topics judged by humans; {self.method()}", ASSUMPTION]
+        return [
+            f"{self.n_judged} of {self.n_topics} topics judged by humans; {self.method()}",
+            self.meaning(),
+            ASSUMPTION,
+        ]
 
     def tables(self) -> list[Table]:
-        head = ["run", "measure", "n_judged", "n_topics", "llm"]
-        for what in ("human", "ppi", "ppi++"):
+        head = ["run", "measure", "n_judged", "n_topics", "ppi++", "ppi++_low", "ppi++_high", "weight"]
+        for what in ("human", "ppi"):
             head += [what, f"{what}_low", f"{what}_high"]
-        head.append("weight")
+        head.append("llm")
         runs = Table(
             head,
             [
-                [r.run, r.measure, self.n_judged, self.n_topics, r.llm, *r.human, *r.ppi, *r.ppipp, r.weight]
+                [r.run, r.measure, self.n_judged, self.n_topics, *r.ppipp, r.weight, *r.human, *r.ppi, r.llm]
                 for r in self.rows
             ],
             title="estimates",
@@ -166,14 +182,14 @@ class EstimateReport:
         )
         tables = [runs]
         if self.pairs is not None:
-            pair_head = ["run_a", "run_b", "measure", "llm_diff", "human", "human_low", "human_high"]
-            pair_head += ["ppi++", "ppi++_low", "ppi++_high", "weight", "resolved"]
+            pair_head = ["run_a", "run_b", "measure", "ppi++", "ppi++_low", "ppi++_high", "weight"]
+            pair_head += ["resolved", "human", "human_low", "human_high", "llm_diff"]
             a_b = [r.run.split("\t") for r in self.pairs]
             tables.append(
                 Table(
                     pair_head,
                     [
-                        [a, b, r.measure, r.llm, *r.human, *r.ppipp, r.weight, r.resolved]
+                        [a, b, r.measure, *r.ppipp, r.weight, r.resolved, *r.human, r.llm]
                         for (a, b), r in zip(a_b, self.pairs, strict=True)
                     ],
                     title="pairs (a - b)",
@@ -186,9 +202,17 @@ class EstimateReport:
         pairs = self.pairs or []
         ppipp = sum(r.resolved != "no" for r in pairs)
         human = sum(r.human[1] > 0 or r.human[2] < 0 for r in pairs)
+        per_measure = len(pairs) // max(1, len(self.measures))
+        how = (
+            f"simultaneous: Bonferroni over the {per_measure} pairs of a measure, all of them hold at "
+            f"once with {self.confidence:.0%} coverage"
+            if self.simultaneous
+            else "each interval on its own (per pair, not simultaneous; --simultaneous for intervals "
+            "that hold for all pairs at once)"
+        )
         return (
             f"pairs resolved (interval excludes 0): {ppipp} of {len(pairs)} by PPI++, {human} by human "
-            "labels alone; each interval on its own (no correction for the number of pairs)"
+            f"labels alone; {how}"
         )
 
     def to_dict(self) -> dict:
@@ -265,9 +289,11 @@ def estimate_from_values(
     confidence: float = 0.95,
     mode: str = "finite",
     pairs: bool = False,
+    simultaneous: bool = False,
 ) -> EstimateReport:
     """The report from per-topic values: ``llm`` over all topics, ``human`` over the judged ones
-    (the same runs in the same order, the same measures)."""
+    (the same runs in the same order, the same measures). ``simultaneous``: each measure's pair
+    intervals at ``1 - (1 - confidence) / pairs`` (Bonferroni), so that all hold at once."""
     one_of("mode", mode, MODES)
     check_sizes(len(human.topics), len(llm.topics), confidence)
     where = {t: i for i, t in enumerate(llm.topics)}
@@ -280,14 +306,27 @@ def estimate_from_values(
         y = human.values[m]
         yhat = yhat_all[:, judged]
         rest = yhat_all if mode == "finite" else yhat_all[:, unjudged]
-        rows += _rows(names, m, estimate_means(y, yhat, rest, confidence, mode))
+        # the measure's range: [0, 1] for every mean measure (wider only if a value says so)
+        limits = (min(0.0, y.min(), yhat_all.min()), max(1.0, y.max(), yhat_all.max()))
+        rows += _rows(names, m, estimate_means(y, yhat, rest, confidence, mode, limits=limits))
         if pair_rows is not None and len(names) > 1:
             a, b = np.triu_indices(len(names), k=1)
-            est = estimate_means(y[a] - y[b], yhat[a] - yhat[b], rest[a] - rest[b], confidence, mode)
+            width = limits[1] - limits[0]
+            level = 1 - (1 - confidence) / len(a) if simultaneous else confidence
+            est = estimate_means(
+                y[a] - y[b], yhat[a] - yhat[b], rest[a] - rest[b], level, mode, limits=(-width, width)
+            )
             pair_rows += _rows([f"{names[i]}\t{names[j]}" for i, j in zip(a, b, strict=True)], m, est)
     first = next(iter(llm.values))
     return EstimateReport(
-        _ordered(rows, first), pair_rows, len(judged), len(llm.topics), confidence, mode, list(human.topics)
+        _ordered(rows, first),
+        pair_rows,
+        len(judged),
+        len(llm.topics),
+        confidence,
+        mode,
+        list(human.topics),
+        simultaneous=simultaneous,
     )
 
 
@@ -320,6 +359,7 @@ def estimate(
     confidence: float = 0.95,
     mode: str = "finite",
     pairs: bool = False,
+    simultaneous: bool = False,
     name_from: str = "tag",
     queries: Queries = None,
 ) -> EstimateReport:
@@ -329,7 +369,8 @@ def estimate(
     ``human_qrels`` label a uniform random sample of them (every pooled passage of a judged
     topic). Per run and measure the report holds the LLM-only mean, the human-only mean and the
     PPI and PPI++ estimates with ``confidence`` intervals (``mode``: ``finite``, the default, or
-    ``ppi_py``, see :mod:`rubric.evaluate.ppi`); ``pairs`` adds every pair's difference.
+    ``ppi_py``, see :mod:`rubric.evaluate.ppi`); ``pairs`` adds every pair's difference, with
+    intervals each on its own or (``simultaneous``) holding for all pairs of a measure at once.
 
     Rules: a run that ranks nothing for a topic scores 0 on it (trec_eval ``-c``); human
     judgments of a topic without LLM labels are an error, as are fewer than 2 judged topics.
@@ -354,36 +395,52 @@ def estimate(
     topics = sorted(llm)
     check_sizes(len(human), len(topics), confidence)
     # runs are read once (only these topics kept, in parallel) and scored against both label sets
-    run_list = load_runs(expand_runs(runs), queries=topics, name_from=name_from)
+    run_list = load_runs(expand_runs(runs, name_from), queries=topics, name_from=name_from)
     if not run_list:
         raise UserError("runs: no run given")
     llm_values = topic_values(Evaluator(llm, ms, level=level, complete=True), run_list, topics)
     human_values = topic_values(Evaluator(human, ms, level=level, complete=True), run_list, sorted(human))
-    report = estimate_from_values(llm_values, human_values, confidence=confidence, mode=mode, pairs=pairs)
+    report = estimate_from_values(
+        llm_values, human_values, confidence=confidence, mode=mode, pairs=pairs, simultaneous=simultaneous
+    )
     notes = [absent_note(absent, llm_where, "selected"), unranked_note(llm_values.results, complete=True)]
     report.notes = [n for n in notes if n]
     return report
 
 
 def graded_labels(
-    graded: str | Path, grades: GradeFilter, label: str, min_grade: int, queries: Queries = None
+    graded: str | Path,
+    grades: GradeFilter,
+    label: str,
+    min_grade: int,
+    queries: Queries = None,
+    *,
+    reviews: bool = True,
 ) -> tuple[Qrels, Qrels]:
     """LLM qrels and human qrels from one graded file: the selected grades labelled by the rule,
     and, for the topics with any HumanReview grade (`rubric verify apply`), the same labels with
     the reviewers' grades in place of the LLM's where they graded (as `evaluate qrels --prefer
     HumanReview`); cells a reviewer left alone keep the LLM's grade, so review every passage of
-    a sampled topic."""
+    a sampled topic. ``reviews=False`` (human labels from elsewhere): no human qrels are read,
+    so a file without reviews serves as well."""
     from rubric.data.labels import LabelRule
     from rubric.evaluate.qrels import build_qrels
 
     rule = LabelRule.parse(label, min_grade)
     llm = build_qrels(graded, selection=grades, rule=rule, queries=queries).to_dict()
-    reviewed = build_qrels(
-        graded,
-        selection=GradeFilter(HUMAN_PROMPT_CLASS, None, grades.prompt_type),
-        rule=rule,
-        queries=queries,
-    ).to_dict()
+    if not reviews:
+        return llm, {}
+    try:
+        reviewed = build_qrels(
+            graded,
+            selection=GradeFilter(HUMAN_PROMPT_CLASS, None, grades.prompt_type),
+            rule=rule,
+            queries=queries,
+        ).to_dict()
+    except UserError as e:
+        if "no grades match" not in str(e):
+            raise
+        return llm, {}
     preferred = build_qrels(
         graded, selection=grades, rule=rule, queries=queries, prefer=HUMAN_PROMPT_CLASS
     ).to_dict()
@@ -405,6 +462,7 @@ def estimate_output(
     confidence: float = 0.95,
     mode: str = "finite",
     pairs: bool = False,
+    simultaneous: bool = False,
     fmt: str = "tsv",
     digits: int = 4,
     name_from: str = "tag",
@@ -418,6 +476,10 @@ def estimate_output(
     caller checks a figure's path (:func:`rubric.plots.check_plot`) first, as `evaluate meta` does."""
     check_format(fmt, FORMATS)
     check_options(measures, level, confidence, mode, name_from)
+    if simultaneous and not pairs:
+        raise UserError(
+            "{simultaneous}: applies to the pairs' intervals; add {pairs}", "simultaneous", "pairs"
+        )
     if (llm_qrels is None) == (graded is None):
         raise UserError("{llm_qrels} / {graded}: give the LLM labels as one of them", "llm_qrels", "graded")
     if human_qrels is None and graded is None:
@@ -437,7 +499,9 @@ def estimate_output(
     llm: Qrels | str | Path
     human: Qrels | str | Path
     if graded is not None:
-        llm, from_reviews = graded_labels(graded, grades, label, min_grade, chosen)
+        llm, from_reviews = graded_labels(
+            graded, grades, label, min_grade, chosen, reviews=human_qrels is None
+        )
         human = human_qrels if human_qrels is not None else from_reviews
         if human_qrels is None and not from_reviews:
             raise UserError(
@@ -457,6 +521,7 @@ def estimate_output(
         confidence=confidence,
         mode=mode,
         pairs=pairs,
+        simultaneous=simultaneous,
         name_from=name_from,
         queries=chosen,
     )

@@ -61,7 +61,10 @@ class TopicSample:
     def header(self) -> list[str]:
         lines = [
             f"{len(self.topics)} of {self.population} topics drawn uniformly at random (seed {self.seed}) "
-            "for human judgments of every pooled passage; use with --queries"
+            "for human judgments of every pooled passage",
+            "review these with `verify html --queries FILE`; give `evaluate estimate` every topic "
+            "(no --queries: it must see all the topics with LLM labels, and learns which are "
+            "judged from the human labels)",
         ]
         if self.strata:
             shares = ", ".join(f"{d} of {s}" for s, d in self.strata)
