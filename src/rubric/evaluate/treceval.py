@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from rubric.data.trec import Qrels, RunScores, ranked
+from rubric.data.trec import MAX_GRADE, Qrels, RunScores, ranked
 from rubric.errors import UserError
 from rubric.evaluate.alpha_ndcg import ItemQrels, alpha_ndcg
 from rubric.evaluate.measures import Measure
@@ -80,7 +80,17 @@ def judgeable(qrels: Qrels) -> Qrels:
     lower), and the measures read a stale count of grades. One judged-non-relevant document that
     no run ranks gives the query a buffer and changes no value: it is not retrieved, not
     relevant, and its grade's gain is 0 (bpref is 0 with nothing relevant either way).
+    A grade above :data:`~rubric.data.trec.MAX_GRADE` is an error (trec_eval would allocate and
+    scan a counter for every grade below it, per query).
     """
+    for q, docs in qrels.items():
+        top = max(docs.values(), default=0)
+        if top > MAX_GRADE:
+            doc = next(d for d, rel in docs.items() if rel == top)
+            raise UserError(
+                f"qrels: query {q} document {doc}: grade {top} is above {MAX_GRADE} (trec_eval keeps a "
+                "counter for every grade up to the highest)"
+            )
     if all(any(rel >= 0 for rel in docs.values()) for docs in qrels.values()):
         return qrels
     return {
