@@ -98,9 +98,9 @@ def _label(parameter: inspect.Parameter, hint: Any) -> str:
         if isinstance(getattr(info_, "default", None), str):
             decls = (info_.default, *(info_.param_decls or ()))
     longs = [d for d in decls if d.startswith("--")]
-    if longs or decls:
-        return longs[0] if longs else decls[0]
-    return getattr(parameter.default, "metavar", None) or parameter.name.upper()
+    if longs:
+        return longs[0]
+    return decls[0] if decls else (getattr(parameter.default, "metavar", None) or parameter.name.upper())
 
 
 def _paths(value: Any) -> list[Path]:
