@@ -23,6 +23,7 @@ import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -341,6 +342,7 @@ CHILD = "N = 200\n" + textwrap.dedent(
 )
 
 
+@pytest.mark.subprocess
 def test_trec_eval_and_the_cli_never_crash_on_any_grade():
     """Any 32-bit grade (all negative for a query included), any -l and -J, through every kind of
     measure; then the leaderboard and `bank import` through the CLI."""

@@ -49,6 +49,7 @@ COMMANDS = {
 }  # fmt: skip
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("command", list(COMMANDS))
 def test_all_negative_judgments_are_scored_not_crashed(tmp_path, command):
     f = _files(tmp_path)
@@ -89,6 +90,7 @@ def test_a_negative_grade_is_not_relevant_and_not_judged():
     assert _values(with_negative, "num_ret", True)["num_ret"] == {"q1": 1.0, "q2": 1.0}
 
 
+@pytest.mark.subprocess
 def test_negative_grades_through_grade_import_and_evaluate_qrels(tmp_path):
     """The audit's pipeline: `grade import` takes -2, `evaluate qrels` writes it, the leaderboard
     scores it (it died with a segmentation fault)."""
