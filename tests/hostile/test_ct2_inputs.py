@@ -5,13 +5,14 @@ half-way in the model cache."""
 
 from __future__ import annotations
 
+import gzip
 import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
-from helpers import BANKS
+from helpers import BANKS, faults
 
 SELF = "QuestionSelfRatedUnanswerablePromptWithChoices"
 pytest.importorskip("ctranslate2")
@@ -108,3 +109,36 @@ def test_options_of_the_other_engine_and_bad_models(cli, user_error, tmp_path, p
     empty.mkdir()
     user_error(grade(cli, passages, out, "--backend", "ct2-seq2seq", "--model", empty), "holds no model")
     assert not out.exists()
+
+
+def test_a_read_only_model_cache_is_one_line(cli, user_error, tmp_path, passages, gpt2_dir, private_models):
+    """(Was a traceback: OSError creating the conversion folder.)"""
+    with faults.read_only_folder(tmp_path) as folder:
+        cache = folder / "cache"
+        out = tmp_path / "out.jsonl.gz"
+        r = cli(
+            "grade", passages, "--bank", BANKS / "questions.jsonl", "-p", SELF, "-o", out,
+            "--backend", "ct2-causal", "--model", gpt2_dir, "--no-cache",
+            env={"RUBRIC_CACHE_DIR": str(cache)},
+        )  # fmt: skip
+        user_error(
+            r, f"--model {gpt2_dir}: cannot convert it into {cache / 'models' / 'ct2'}", "RUBRIC_CACHE_DIR"
+        )
+        assert not out.exists()
+
+
+def test_a_truncated_cached_conversion_is_converted_again(cli, tmp_path, passages, gpt2_dir, private_models):
+    """(Was a traceback, "invalid payload size", on every later run: it was never converted again.)"""
+    first, second = tmp_path / "a.jsonl.gz", tmp_path / "b.jsonl.gz"
+    args = ["--backend", "ct2-causal", "--model", gpt2_dir, "--no-cache"]
+    r = grade(cli, passages, first, *args)
+    assert r.returncode == 0, r.stderr
+    [name] = converted(private_models)
+    model_bin = private_models / "models" / "ct2" / name / "model.bin"
+    whole = model_bin.read_bytes()
+    model_bin.write_bytes(whole[: len(whole) // 2])
+    r = grade(cli, passages, second, *args)
+    assert r.returncode == 0, r.stderr
+    assert "is damaged" in r.stderr and "converting it again" in r.stderr
+    assert model_bin.read_bytes() == whole and converted(private_models) == [name]
+    assert gzip.decompress(first.read_bytes()) == gzip.decompress(second.read_bytes())

@@ -348,5 +348,5 @@ def test_a_damaged_cached_value_is_asked_again_and_counted(cli, tmp_path):
         again = _grade(cli, srv, tmp_path, tmp_path / "again.jsonl")
         assert again.returncode == 0, again.stderr
         assert len(srv.requests) == asked + 2  # both damaged values asked again
-    assert "2 pairs graded, 0 from cache" in again.stderr, again.stderr
+    assert "2 pairs graded, 0 from cache, 2 damaged cache values asked again" in again.stderr, again.stderr
     assert (tmp_path / "again.jsonl").read_bytes() == (tmp_path / "first.jsonl").read_bytes()

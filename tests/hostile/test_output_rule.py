@@ -121,8 +121,9 @@ def test_an_output_inside_an_input_folder_that_would_be_read_is_refused(f, tmp_p
     (runs / "a.run").write_bytes(f["run.alpha"].read_bytes())
     args = ["evaluate", "leaderboard", "--qrels", f["qrels.txt"], "--run", runs, "-m", "P@5"]
     assert_one_error(rubric(*args, "-o", runs / "a.run"), "--run")
-    r = rubric(*args, "-o", runs / "new.tsv")  # not a run yet: fine
-    assert r.returncode == 0, r.stderr
+    # not a run yet, but the next command reading the folder would score it as one (issue 33)
+    assert_one_error(rubric(*args, "-o", runs / "new.tsv"), "--run")
+    assert [p.name for p in runs.iterdir()] == ["a.run"]
 
 
 def test_two_outputs_naming_one_file_are_refused(f, tmp_path):

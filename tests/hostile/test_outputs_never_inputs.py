@@ -77,7 +77,12 @@ COMMANDS: dict[str, list[str]] = {
 
 # (command, input) whose --output may name it: the command writes a new version of that input
 # (it reads it completely first; grading in place is tested in test_in_place_grading.py).
-IN_PLACE = {("grade exam", "passages"), ("grade direct", "passages"), ("bank edit", "bank")}
+IN_PLACE = {
+    ("grade exam", "passages"),
+    ("grade direct", "passages"),
+    ("grade import", "graded"),
+    ("bank edit", "bank"),
+}
 
 
 def _commands() -> dict[str, dict[str, str]]:

@@ -35,6 +35,9 @@ def board(tmp_path):
         ("q1 map 0.1\n", "z.txt:1: a z-score line is 'qid measure mean std_dev', found 3 fields"),
         ("q1 map 0.1 0.2 extra\n", "z.txt:1: a z-score line is 'qid measure mean std_dev', found 5 fields"),
         ("q1 map mean 0.2\n", "z.txt:1: mean and std_dev must be numbers, found mean 0.2"),
+        # a NaN mean made every value of its query NaN, printed as empty cells (issue 33)
+        ("q1 map nan 0.2\n", "z.txt:1: mean and std_dev must be finite numbers, found nan 0.2"),
+        ("q1 map 0.1 -inf\n", "z.txt:1: mean and std_dev must be finite numbers, found 0.1 -inf"),
         ("q1 map 0.1 0.2\nq1 map 0.1 0.3\n", "z.txt:2: query q1 measure map again, with other numbers"),
         ("", "z.txt: holds no z-score lines"),
         (b"q1 map 0.1 \xff\n", "z.txt:1"),

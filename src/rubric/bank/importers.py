@@ -137,7 +137,7 @@ def read_genq(path: str | Path, test_collection: str = "") -> list[TestBank]:
             questions = facet.get("questions")
             if not isinstance(questions, list) or not all(isinstance(q, str) for q in questions):
                 raise UserError(f"{path}: query {qid} facet {facet_id}: questions must be a list of strings")
-            title = title or str(facet.get("title", ""))
+            title = title or _text(path, f"query {qid} facet {facet_id}: title", facet.get("title"))
             for written in questions:
                 text = _ENUMERATION.sub("", written)
                 iid = f"{qid}/{facet_id}/{hashlib.md5(written.encode('utf-8')).hexdigest()}"
@@ -158,12 +158,32 @@ def read_genq(path: str | Path, test_collection: str = "") -> list[TestBank]:
     return banks
 
 
-def _tqa_choice(q: dict) -> list[str]:
+def _text(path: Path, where: str, value: Any) -> str:
+    """An optional text field: missing or ``null`` is no text (never the word ``None``, which
+    would go into prompts as the query); anything else but a string is an error naming it."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise UserError(f"{path}: {where} must be text, found {json.dumps(value)[:60]}")
+    return value
+
+
+def _field(path: Path, where: str, record: Any, key: str) -> str:
+    """``record[key]["processedText"]`` of a TQA record, each level optional."""
+    value = record.get(key) if isinstance(record, dict) else None
+    if value is not None and not isinstance(value, dict):
+        raise UserError(f"{path}: {where}: {key} must be an object, found {json.dumps(value)[:60]}")
+    return _text(path, f"{where}: {key}.processedText", (value or {}).get("processedText")).strip()
+
+
+def _tqa_choice(path: Path, where: str, q: dict) -> list[str]:
     """The answer key of a TQA question: the correct choice's text (and its letter)."""
-    correct = (q.get("correctAnswer") or {}).get("processedText", "").strip()
+    correct = _field(path, where, q, "correctAnswer")
     choices = q.get("answerChoices") or {}
-    text = (choices.get(correct) or {}).get("processedText") if correct in choices else None
-    return [text.strip()] if text else ([correct] if correct else [])
+    if not isinstance(choices, dict):
+        raise UserError(f"{path}: {where}: answerChoices must be an object")
+    text = _field(path, f"{where} choice {correct}", choices, correct) if correct in choices else ""
+    return [text] if text else ([correct] if correct else [])
 
 
 def read_tqa(
@@ -182,15 +202,20 @@ def read_tqa(
         if not isinstance(lesson, dict) or "globalID" not in lesson:
             raise UserError(f"{path}: lesson {i}: not a TQA lesson (no 'globalID')")
         qid = f"{prefix}{lesson['globalID']}"
-        titles[qid] = str(lesson.get("lessonName", ""))
-        questions = (lesson.get("questions") or {}).get("nonDiagramQuestions") or {}
-        for source_id, q in questions.items():
-            text = ((q.get("beingAsked") or {}).get("processedText") or "").strip()
+        titles[qid] = _text(path, f"lesson {lesson['globalID']}: lessonName", lesson.get("lessonName"))
+        questions = lesson.get("questions") or {}
+        questions = questions.get("nonDiagramQuestions") if isinstance(questions, dict) else None
+        if not isinstance(questions or {}, dict):
+            raise UserError(f"{path}: lesson {lesson['globalID']}: nonDiagramQuestions must be an object")
+        for source_id, q in (questions or {}).items():
+            where = f"lesson {lesson['globalID']} question {source_id}"
+            if not isinstance(q, dict):
+                raise UserError(f"{path}: {where}: not a question object")
+            text = _field(path, where, q, "beingAsked")
             if not text:
-                raise UserError(
-                    f"{path}: lesson {lesson['globalID']} question {source_id}: no beingAsked text"
-                )
-            out.setdefault(qid, []).append((text, {"gold_answers": _tqa_choice(q), "source_id": source_id}))
+                raise UserError(f"{path}: {where}: no beingAsked text")
+            gold = _tqa_choice(path, where, q)
+            out.setdefault(qid, []).append((text, {"gold_answers": gold, "source_id": source_id}))
     return out, titles
 
 

@@ -98,7 +98,9 @@ def _label(parameter: inspect.Parameter, hint: Any) -> str:
         if isinstance(getattr(info_, "default", None), str):
             decls = (info_.default, *(info_.param_decls or ()))
     longs = [d for d in decls if d.startswith("--")]
-    return longs[0] if longs else (decls[0] if decls else parameter.name.upper())
+    if longs:
+        return longs[0]
+    return decls[0] if decls else (getattr(parameter.default, "metavar", None) or parameter.name.upper())
 
 
 def _paths(value: Any) -> list[Path]:
@@ -107,13 +109,15 @@ def _paths(value: Any) -> list[Path]:
 
 
 def _named_paths(value: Any) -> list[Path]:
-    """Existing files an input given as text names: the text itself, or the PATH of NAME=PATH
-    (``evaluate meta`` tables). Any option may name a file as text; what exists on disk counts."""
+    """Existing files an input names: the text itself, or the PATH of NAME=PATH (``--run
+    bm25=a.run``, ``evaluate meta`` tables), whether the option takes text or paths. Any option
+    may name a file as text; what exists on disk counts."""
     import os
 
     values = value if isinstance(value, list | tuple) else [value]
     found: list[Path] = []
     for v in values:
+        v = str(v) if isinstance(v, Path) else v
         if not isinstance(v, str) or not v or "\0" in v:
             continue
         for candidate in (v, v.partition("=")[2]):

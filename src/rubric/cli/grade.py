@@ -90,6 +90,7 @@ def direct_command(
 
 
 @app.command("import")
+@updates_in_place("graded")
 def import_command(
     graded: Path = typer.Argument(..., help="Graded (or pooled) passages file (.jsonl or .jsonl.gz)."),
     qrels: opt.QrelsFile = ...,

@@ -23,7 +23,7 @@ import typer
 from rubric import __version__
 from rubric.cli import bank, convert, evaluate, grade, prompts, verify
 from rubric.cli.common import flag, guard_outputs, phase_app
-from rubric.cli.renames import modernize
+from rubric.cli.renames import Spellings, modernize
 from rubric.errors import UserError, printable
 
 PHASES = {
@@ -106,11 +106,24 @@ def command() -> Any:
     return plain_metavars(typer.main.get_command(app))
 
 
+def spellings(cli: Any, name: tuple[str, str]) -> Spellings:
+    """Every option spelling of the command ``name`` (group, command) of the click app ``cli``."""
+    found: Spellings = {}
+    for param in cli.commands[name[0]].commands[name[1]].params:
+        takes_value = not (getattr(param, "is_flag", False) or getattr(param, "count", False))
+        for spelling in (*param.opts, *param.secondary_opts):
+            if spelling.startswith("-"):
+                found[spelling] = (param.name, takes_value)
+    return found
+
+
 def main() -> None:
     """Run the CLI; errors become one line on stderr and exit code 2 (see the module docstring)."""
     signal.signal(signal.SIGTERM, _terminate)
     try:
-        code = command()(args=modernize(sys.argv[1:], COMMANDS), standalone_mode=False)
+        cli = command()
+        args = modernize(sys.argv[1:], COMMANDS, options=lambda name: spellings(cli, name))
+        code = cli(args=args, standalone_mode=False)
     except UserError as e:  # a message may quote a file: its control characters are shown, not run
         print(f"rubric: error: {printable(e.spelled(flag))}", file=sys.stderr)
         sys.exit(UserError.exit_code)

@@ -71,35 +71,76 @@ def _rename(arg: str, table: dict[str, str]) -> tuple[str, str] | None:
     return None
 
 
+#: A command's option spellings (``--topics``, ``-r``, ``--no-answers``) -> (the parameter they set,
+#: whether the option takes a value): what tells an option from an option's value.
+Spellings = dict[str, tuple[str, bool]]
+
+
+def _spelling(arg: str) -> str:
+    """The option an argument spells (``--topics=a`` -> ``--topics``, ``-qa`` -> ``-q``)."""
+    if arg.startswith("--"):
+        return arg.split("=", 1)[0]
+    return arg[:2] if arg.startswith("-") and len(arg) > 1 else arg
+
+
 def modernize(
-    args: Sequence[str], commands: dict[str, set[str]], note: Callable[[str], None] | None = None
+    args: Sequence[str],
+    commands: dict[str, set[str]],
+    note: Callable[[str], None] | None = None,
+    options: Callable[[tuple[str, str]], Spellings] | None = None,
 ) -> list[str]:
     """``args`` (without the program name) with the old spellings of its command replaced; each
     old spelling used is noted once (``note``, default: a line on stderr). ``commands``: each
-    group's command names. Nothing after ``--`` is touched."""
+    group's command names; ``options``: a command's :data:`Spellings`. Nothing after ``--`` is
+    touched, and neither is an option's value (``--test-collection -qtest`` keeps ``-qtest``,
+    ``--model -m`` the model name ``-m``). An old and a new spelling of one option together
+    (``--topics A --queries B``: which one wins?) is a :class:`~rubric.errors.UserError`."""
     found = _command(args, commands)
     table = RENAMED.get(found[0]) if found else None
     if not found or not table:
         return list(args)
     (command, start) = found
+    spellings = options(command) if options else {}
     say = note or (lambda line: print(line, file=sys.stderr, flush=True))
     out: list[str] = list(args[:start])
-    noted: set[str] = set()
+    noted: list[str] = []  # old spellings used, in command-line order
+    old_used: dict[str, str] = {}  # parameter -> the old spelling that set it
+    new_used: dict[str, str] = {}  # parameter -> the current spelling that set it
     rest = list(args[start:])
+    value_next = False
     for i, arg in enumerate(rest):
+        if value_next:  # the value of the option before it, whatever it looks like
+            out.append(arg)
+            value_next = False
+            continue
         if arg == "--":
             out += rest[i:]
             break
         renamed = _rename(arg, table)
+        spelled = table[renamed[1]] if renamed else _spelling(arg)
+        parameter, takes_value = spellings.get(spelled, (spelled, False))
+        value_next = takes_value and (renamed[0] if renamed else arg) == spelled
         if renamed is None:
+            if arg.startswith("-") and arg in spellings or _spelling(arg) in spellings:
+                new_used.setdefault(parameter, _spelling(arg))
             out.append(arg)
             continue
         new, old = renamed
+        old_used.setdefault(parameter, old)
         out.append(new)
         if old not in noted:
-            noted.add(old)
-            say(
-                f"rubric: note: {old} in '{' '.join(command)}' is now {table[old]}; "
-                "the old spelling goes in the next release"
+            noted.append(old)
+    for parameter, old in old_used.items():
+        if parameter in new_used:
+            from rubric.errors import UserError
+
+            raise UserError(
+                f"{old} and {new_used[parameter]} in '{' '.join(command)}' are one option ({old} is the "
+                f"old spelling of {table[old]}): give it once, as {table[old]}"
             )
+    for old in noted:
+        say(
+            f"rubric: note: {old} in '{' '.join(command)}' is now {table[old]}; "
+            "the old spelling goes in the next release"
+        )
     return out

@@ -274,17 +274,20 @@ def _identity(path: PathLike) -> tuple[int, int] | None:
 
 
 def is_input(output: PathLike, source: PathLike) -> bool:
-    """Would writing ``output`` replace the input ``source``? True for the same regular file after
-    following links, or a file inside an input directory. ``-`` and streams replace nothing."""
+    """Would writing ``output`` replace the input ``source``, or change what it reads? True for the
+    same regular file after following links, and for any file inside an input directory, existing
+    or new: a directory is read as a set of files (``--run runs/``), so a report written into it
+    would be read by the next command as one more run. ``-`` and streams replace nothing."""
     if is_stdio(output) or is_stdio(source):
         return False
-    target = _identity(output)
-    if target is None:
+    try:
+        if os.path.isdir(source):
+            folder = os.path.realpath(source).rstrip(os.sep) + os.sep
+            return os.path.realpath(output).startswith(folder)
+    except (OSError, ValueError):
         return False
-    if _identity(source) == target:
-        return True
-    folder = os.path.realpath(source).rstrip(os.sep) + os.sep
-    return os.path.isdir(source) and os.path.realpath(output).startswith(folder)
+    target = _identity(output)
+    return target is not None and _identity(source) == target
 
 
 def same_output(a: PathLike, b: PathLike) -> bool:

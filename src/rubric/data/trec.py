@@ -97,6 +97,10 @@ _COMMENT_LINE = re.compile(r"^[ \t]*#.*$", re.MULTILINE)
 
 
 RELEVANCE_LIMIT = 2**31  # trec_eval and pytrec_eval keep relevance in a C int
+#: The highest grade read: trec_eval keeps a counter for every grade from 0 to a query's highest
+#: (8 bytes each, cleared and scanned for every query of every run), so a grade of 2^31 - 1 asks for
+#: 16 GB and minutes per query. Real qrels grade 0-4 (-2 for junk); LLM labels 0-5.
+MAX_GRADE = 2**16 - 1
 
 
 def read_qrels(path: str | Path) -> Qrels:
@@ -125,6 +129,11 @@ def read_qrels(path: str | Path) -> Qrels:
             level = int(as_float)
         if not -RELEVANCE_LIMIT <= level < RELEVANCE_LIMIT:
             raise UserError(f"{path}:{line_no}: relevance {rel} is out of range (a 32-bit integer)")
+        if level > MAX_GRADE:
+            raise UserError(
+                f"{path}:{line_no}: relevance {rel} is above {MAX_GRADE}: trec_eval keeps a counter for "
+                "every grade up to the highest, so it would need gigabytes"
+            )
         docs = qrels.setdefault(qid, {})
         if docid in docs:
             first = next(n for n, c in _content_lines(text) if len(c) == 4 and c[0] == qid and c[2] == docid)

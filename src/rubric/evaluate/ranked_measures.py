@@ -64,7 +64,8 @@ def evaluate_ranked(
     """Per-query values of these measures (``RR``, ``Judged``, ``ERR``) over ``queries``.
 
     ``level`` is ``-l`` for measures without ``rel=``; ``judged_only`` is ``-J`` for measures
-    without ``judged_only=`` of their own (unjudged documents are dropped before ranking).
+    without ``judged_only=`` of their own (unjudged documents, and those graded below 0, are
+    dropped before ranking, as trec_eval's -J drops them).
     """
     max_grade = err_max_grade(qrels) if any(m.request == "ERR" for m in measures) else ERR_MAX_GRADE
     orders = {q: [d for d, _ in ranked(dict(run.get(q) or {}))] for q in queries}
@@ -74,7 +75,8 @@ def evaluate_ranked(
         column = {}
         for q in queries:
             grades = qrels.get(q, {})
-            ranking = [d for d in orders[q] if d in grades] if drop_unjudged else orders[q]
+            # -J keeps what trec_eval keeps: grades >= 0 (a negative grade is "in the pool, not judged")
+            ranking = [d for d in orders[q] if grades.get(d, -1) >= 0] if drop_unjudged else orders[q]
             if m.request == "RR":
                 column[q] = reciprocal_rank(ranking, grades, level if m.level is None else m.level, m.cutoff)
             elif m.request == "Judged":

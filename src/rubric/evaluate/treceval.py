@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from rubric.data.trec import Qrels, RunScores, ranked
+from rubric.data.trec import MAX_GRADE, Qrels, RunScores, ranked
 from rubric.errors import UserError
 from rubric.evaluate.alpha_ndcg import ItemQrels, alpha_ndcg
 from rubric.evaluate.measures import Measure
@@ -62,6 +62,41 @@ def aggregate(measure: Measure, values: list[float]) -> float:
     for v in values:  # in query order, like trec_eval's accumulation
         total += v
     return total / len(values)
+
+
+#: A document no run file can rank (their columns are split at whitespace): see :func:`judgeable`.
+UNRANKABLE = " "
+
+
+def judgeable(qrels: Qrels) -> Qrels:
+    """The qrels as trec_eval's measure code can take them: a query whose judgments are all
+    negative gets one more, a 0 for :data:`UNRANKABLE`.
+
+    trec_eval 9.0.8 reads a negative grade as "in the pool, not judged" (``form_res_rels.c``:
+    not relevant, left out of ``num_rel`` and of bpref's judged non-relevant count, dropped by
+    ``-J``). But it sizes its per-grade counts by the query's highest grade plus one: with no
+    grade >= 0 that size is 0 or negative, ``te_chk_and_malloc`` hands back the previous query's
+    (freed or NULL) buffer, ``memset`` gets a negative length (a segmentation fault for -2 and
+    lower), and the measures read a stale count of grades. One judged-non-relevant document that
+    no run ranks gives the query a buffer and changes no value: it is not retrieved, not
+    relevant, and its grade's gain is 0 (bpref is 0 with nothing relevant either way).
+    A grade above :data:`~rubric.data.trec.MAX_GRADE` is an error (trec_eval would allocate and
+    scan a counter for every grade below it, per query).
+    """
+    for q, docs in qrels.items():
+        top = max(docs.values(), default=0)
+        if top > MAX_GRADE:
+            doc = next(d for d, rel in docs.items() if rel == top)
+            raise UserError(
+                f"qrels: query {q} document {doc}: grade {top} is above {MAX_GRADE} (trec_eval keeps a "
+                "counter for every grade up to the highest)"
+            )
+    if all(any(rel >= 0 for rel in docs.values()) for docs in qrels.values()):
+        return qrels
+    return {
+        q: docs if any(rel >= 0 for rel in docs.values()) else {**docs, UNRANKABLE: 0}
+        for q, docs in qrels.items()
+    }
 
 
 class Evaluator:
@@ -146,7 +181,7 @@ class Evaluator:
                 gain = dict(gains)
                 qrels_here = {q: {d: gain.get(r, r) for d, r in ds.items()} for q, ds in self.qrels.items()}
             evaluator = _RelevanceEvaluator(
-                query_relevance=qrels_here,
+                query_relevance=judgeable(qrels_here),
                 measures=requests,
                 relevance_level=lvl,
                 judged_docs_only_flag=judged,

@@ -25,7 +25,8 @@ ZScores = dict[tuple[str, str], tuple[float, float]]
 
 def read_zscores(path: str | Path) -> ZScores:
     """The z-score file at ``path``; a line that is not four fields, a mean or deviation that is
-    not a number, or a (query, measure) given twice with other numbers names the file and line."""
+    not a finite number (a NaN made its query's values NaN, printed as empty cells), or a (query,
+    measure) given twice with other numbers names the file and line."""
     out: ZScores = {}
     where: dict[tuple[str, str], int] = {}
     for line_no, line in text_lines(read_text(path)):
@@ -42,6 +43,9 @@ def read_zscores(path: str | Path) -> ZScores:
         except ValueError:
             found = " ".join(numbers)
             raise UserError(f"{path}:{line_no}: mean and std_dev must be numbers, found {found}") from None
+        if not (math.isfinite(mean) and math.isfinite(std)):  # would make every value of the query NaN
+            found = " ".join(numbers)
+            raise UserError(f"{path}:{line_no}: mean and std_dev must be finite numbers, found {found}")
         key = (qid, measure)
         if key in out and not _same(out[key], (mean, std)):
             raise UserError(

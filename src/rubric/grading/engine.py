@@ -75,6 +75,7 @@ class GradeStats:
     pairs: int = 0
     verifications: int = 0  # verification prompts of verify prompts (one per gold answer)
     cached: int = 0
+    damaged: int = 0  # cached values that could not be read back, asked again (docs/grading.md)
     fallbacks: int = 0
     failures: int = 0
     resumed_queries: int = 0
@@ -86,7 +87,9 @@ class GradeStats:
         return (
             f"{self.pairs} pairs graded, "
             + (f"{self.verifications} answers verified, " if self.verifications else "")
-            + f"{self.cached} from cache, {self.fallbacks} parse fallbacks "
+            + f"{self.cached} from cache, "
+            + (f"{self.damaged} damaged cache values asked again, " if self.damaged else "")
+            + f"{self.fallbacks} parse fallbacks "
             f"(generated to the end), {self.failures} failures"
             + (f", {self.resumed_queries} queries resumed" if self.resumed_queries else "")
             + (f", {self.kept_queries} queries not selected kept as they were" if self.kept_queries else "")
@@ -100,7 +103,7 @@ class GradeStats:
 
     def add(self, other: GradeStats) -> None:
         """Add another part's counts (a shard, a worker) to these."""
-        for name in ("queries", "pairs", "verifications", "cached", "fallbacks", "failures"):
+        for name in ("queries", "pairs", "verifications", "cached", "damaged", "fallbacks", "failures"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.resumed_queries += other.resumed_queries
         self.kept_queries += other.kept_queries
@@ -371,7 +374,7 @@ class Engine:
         """``call`` on every request; those that failed (and may succeed when asked again) are
         asked once more, after the backend's own retries."""
         fallbacks = self.backend.stats.fallbacks
-        cached = self.backend.stats.cached
+        cached, damaged = self.backend.stats.cached, self.backend.stats.damaged
         got = call(list(range(n)))
         again = [i for i, r in enumerate(got) if isinstance(r, Failure) and r.retryable]
         if again:
@@ -379,6 +382,7 @@ class Engine:
                 got[i] = r
         self.stats.fallbacks += self.backend.stats.fallbacks - fallbacks
         self.stats.cached += self.backend.stats.cached - cached
+        self.stats.damaged += self.backend.stats.damaged - damaged
         return got
 
     def _verify(

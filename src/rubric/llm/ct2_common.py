@@ -35,7 +35,9 @@ import numpy as np
 from rubric.errors import UserError
 from rubric.llm.base import Answer, ChoiceRater, OnResults, Request, Result, deliver
 from rubric.llm.ct2_models import (
+    convert,
     converted_model,
+    discard_conversion,
     require_ctranslate2,
     resolve_compute_type,
     resolve_ct2_device,
@@ -78,6 +80,10 @@ def default_threads() -> int:
     """``$OMP_NUM_THREADS`` (the thread count every local backend honours), else 1."""
     value = os.environ.get("OMP_NUM_THREADS", "")
     return int(value) if value.isdigit() and int(value) > 0 else 1
+
+
+def _first_line(e: BaseException) -> str:
+    return (str(e).strip().splitlines() or [type(e).__name__])[0][:300]
 
 
 def read_vocabulary(folder: Path) -> list[str]:
@@ -138,13 +144,34 @@ class CT2Backend(ChoiceRater, PromptTokens):
         self.tokenizer = load_tokenizer(str(source))
         self._ids: dict[str, list[int]] = {}
         self._spellings: dict[tuple[str, ...], dict[str, list[int]]] = {}
-        self.vocabulary = read_vocabulary(folder)
         self.eos = end_ids(source, self.tokenizer)
         # CPU: one single-threaded replica per thread, each running its own batch (measured faster
         # than one replica on all threads, benchmarks/RESULTS.md); a GPU runs one batch at a time.
         self.replicas = self.threads if self.device == "cpu" else 1
+        self.vocabulary, self.engine = self._open(ct2, folder, source)
+
+    def _open(self, ct2: Any, folder: Path, source: Path) -> tuple[list[str], Any]:
+        """The converted model's vocabulary and engine. A cached conversion CTranslate2 cannot
+        load (truncated by a full disk or a copy: "invalid payload size") is converted again
+        once; a second failure is one line naming ``--model``."""
+        try:
+            return self._load_converted(ct2, folder)
+        except (RuntimeError, ValueError, OSError, UserError) as e:
+            discard_conversion(folder, self.settings.model, _first_line(e))
+            convert(source, folder, self.compute_type, self.settings.model)
+        try:
+            return self._load_converted(ct2, folder)
+        except (RuntimeError, ValueError, OSError, UserError) as e:
+            raise UserError(
+                f"{{model}} {self.settings.model}: CTranslate2 cannot load its conversion {folder}: "
+                f"{_first_line(e)}",
+                "model",
+            ) from None
+
+    def _load_converted(self, ct2: Any, folder: Path) -> tuple[list[str], Any]:
+        vocabulary = read_vocabulary(folder)
         with torch_threads_kept():
-            self.engine = self._load(
+            engine = self._load(
                 ct2,
                 str(folder),
                 device=self.device,
@@ -153,6 +180,7 @@ class CT2Backend(ChoiceRater, PromptTokens):
                 intra_threads=max(1, self.threads // self.replicas),
                 inter_threads=self.replicas,
             )
+        return vocabulary, engine
 
     @classmethod
     def from_options(cls, model: str, **options: Any) -> CT2Backend:

@@ -202,6 +202,28 @@ def converted_model(model: str, compute_type: str) -> tuple[Path, Path]:
     return target, source
 
 
+def discard_conversion(target: Path, model: str, reason: str) -> None:
+    """Remove a cached conversion that CTranslate2 cannot load (a truncated ``model.bin``, a
+    damaged vocabulary), so that it is converted again; first renamed aside, so that a
+    half-removed folder is never taken for a conversion."""
+    print(
+        f"the cached conversion {target} of {model} is damaged ({reason}); converting it again",
+        file=sys.stderr,
+    )
+    aside = target.with_name(f".{target.name}.damaged-{os.getpid()}")
+    try:
+        os.rename(target, aside)
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise UserError(
+            f"{{model}} {model}: its cached conversion {target} is damaged ({reason}) and cannot be "
+            f"removed ({e.strerror or e}); delete it, or set RUBRIC_CACHE_DIR to a writable folder",
+            "model",
+        ) from None
+    shutil.rmtree(aside, ignore_errors=True)
+
+
 def check_convertible(source: Path, model: str) -> None:
     """A model whose configuration CTranslate2 has no converter for is one line, before the
     "converting" note (the converter's own message lists every configuration it knows)."""
@@ -249,9 +271,16 @@ def convert(source: Path, target: Path, compute_type: str, model: str) -> Path:
 
     hf_logging.disable_progress_bar()
     check_convertible(source, model)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    except OSError as e:  # a read-only or full cache
+        raise UserError(
+            f"{{model}} {model}: cannot convert it into {target.parent} ({e.strerror or e}); set "
+            "RUBRIC_CACHE_DIR to a folder this user can write",
+            "model",
+        ) from None
     print(f"converting {model} once to {target} (CTranslate2, {compute_type})", file=sys.stderr, flush=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
         try:
             Converter(str(source)).convert(str(tmp), quantization=compute_type, force=True)

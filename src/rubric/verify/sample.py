@@ -99,6 +99,14 @@ def draw(topics: list[str], size: int, seed: int, strata_of: dict[str, int] | No
     counts = [int(x) for x in exact]
     for i in sorted(range(len(keys)), key=lambda i: (-(exact[i] - counts[i]), i))[: size - sum(counts)]:
         counts[i] += 1
+    if 0 in counts:  # its topics would have no chance at all: not a sample of these topics
+        raise UserError(
+            f"{{size}} {size} with {{strata}} {len(keys)}: {counts.count(0)} of the {len(keys)} groups "
+            f"would get no topic, so their topics had no chance to be drawn; draw at least one topic "
+            f"per group ({{size}} {len(keys)} or more) or use fewer {{strata}}",
+            "size",
+            "strata",
+        )
     picked: list[str] = []
     strata = []
     for k, c in zip(keys, counts, strict=True):
