@@ -11,6 +11,7 @@ as trec_eval 9.0.8 does it (``convert_zscores.c``): a (query, measure) the file 
 from __future__ import annotations
 
 import math
+import sys
 from pathlib import Path
 
 from rubric.data.files import read_text, text_lines
@@ -25,10 +26,15 @@ ZScores = dict[tuple[str, str], tuple[float, float]]
 
 def read_zscores(path: str | Path) -> ZScores:
     """The z-score file at ``path``; a line that is not four fields, a mean or deviation that is
-    not a finite number (a NaN made its query's values NaN, printed as empty cells), or a (query,
-    measure) given twice with other numbers names the file and line."""
+    not a number, or a (query, measure) given twice with other numbers names the file and line.
+
+    ``nan`` and ``inf`` are read as trec_eval reads them (its own test file, ``zscores_file``,
+    has ``nan nan`` for ``set_F``): the z-scores of that query and measure are not numbers, printed
+    ``nan`` by ``-f trec_eval`` and as empty cells in a table. One warning names the first such
+    line and how many there are, so that a table's empty cells are never a silent result."""
     out: ZScores = {}
     where: dict[tuple[str, str], int] = {}
+    not_finite: list[int] = []
     for line_no, line in text_lines(read_text(path)):
         fields = line.split()
         if not fields:
@@ -43,9 +49,8 @@ def read_zscores(path: str | Path) -> ZScores:
         except ValueError:
             found = " ".join(numbers)
             raise UserError(f"{path}:{line_no}: mean and std_dev must be numbers, found {found}") from None
-        if not (math.isfinite(mean) and math.isfinite(std)):  # would make every value of the query NaN
-            found = " ".join(numbers)
-            raise UserError(f"{path}:{line_no}: mean and std_dev must be finite numbers, found {found}")
+        if not (math.isfinite(mean) and math.isfinite(std)):
+            not_finite.append(line_no)
         key = (qid, measure)
         if key in out and not _same(out[key], (mean, std)):
             raise UserError(
@@ -56,6 +61,13 @@ def read_zscores(path: str | Path) -> ZScores:
         where.setdefault(key, line_no)
     if not out:
         raise UserError(f"{path}: holds no z-score lines (qid measure mean std_dev)")
+    if not_finite:
+        lines = f"{len(not_finite)} lines" if len(not_finite) > 1 else "1 line"
+        print(
+            f"rubric: warning: {path}:{not_finite[0]}: a mean or std_dev that is not a finite number "
+            f"({lines}); the z-scores of those queries and measures are not numbers (nan), as in trec_eval",
+            file=sys.stderr,
+        )
     return out
 
 
