@@ -60,7 +60,10 @@ def test_long_passages_are_cut_as_the_original_cut_them(cli, tmp_path, api_token
         question = next(q for q in questions if u.startswith(prompt.render_parts("", question=q)[0]))
         head, part = prompt.render_parts(long, question=question)
         room = 512 - len(tok.encode(head, add_special_tokens=False).ids) - 5
-        ids = tok.encode(head, add_special_tokens=False).ids + tok.encode(part, add_special_tokens=False).ids[:room]
+        ids = (
+            tok.encode(head, add_special_tokens=False).ids
+            + tok.encode(part, add_special_tokens=False).ids[:room]
+        )
         assert u == tok.decode(ids, skip_special_tokens=False)
 
     with serve() as srv:  # 0: whole passages

@@ -13,9 +13,9 @@ from helpers.tiny_models import WORDS, build_t5_sentencepiece, sentencepiece_tok
 from rubric.grading.fit import cut_as_original
 from rubric.prompting.prompts import get_prompt
 
-SENTENCES = [
-    " ".join(WORDS[i : i + 9]) + ("?" if i % 3 else ".") for i in range(0, len(WORDS) - 9)
-] + ["question: How does this text answer this question: context: Context: Question: Key fact:"]
+SENTENCES = [" ".join(WORDS[i : i + 9]) + ("?" if i % 3 else ".") for i in range(0, len(WORDS) - 9)] + [
+    "question: How does this text answer this question: context: Context: Question: Key fact:"
+]
 QUESTION = "how do bees make honey from nectar?"
 LONG = " ".join(SENTENCES * 4)
 

@@ -330,7 +330,9 @@ def sentencepiece_tokenizer(texts: list[str], vocab_size: int = 400, byte_level:
     tk.post_processor = processors.TemplateProcessing(
         single="$A </s>", pair="$A $B </s>", special_tokens=[("</s>", tk.token_to_id("</s>"))]
     )
-    return PreTrainedTokenizerFast(tokenizer_object=tk, eos_token="</s>", pad_token="<pad>", unk_token="<unk>")
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tk, eos_token="</s>", pad_token="<pad>", unk_token="<unk>"
+    )
 
 
 def build_t5_sentencepiece(folder: Path, texts: list[str], vocab_size: int = 400) -> Path:

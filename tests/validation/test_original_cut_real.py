@@ -1,8 +1,9 @@
 """The original's cut on real pairs: DL19's generated questions (and nuggets) with the longest
-BM25 passage of their query (rank_llm's DL19 candidates), 24 pairs per prompt class, cut to 384 tokens. Token ids
-on a T5 backend (a T5-like tokenizer trained here on those passages, a random tiny T5) and chat
-texts on the API backend (a GPT-2-like byte-level BPE trained here) equal the original's rule
-(exam_pp's PromptTruncater, written out in tests/grading/test_original_cut.py) on every pair."""
+BM25 passage of their query (rank_llm's DL19 candidates), 24 pairs per prompt class, cut to 384
+tokens. Token ids on a T5 backend (a T5-like tokenizer trained here on those passages, a random
+tiny T5) and chat texts on the API backend (a GPT-2-like byte-level BPE trained here) equal the
+original's rule (exam_pp's PromptTruncater, as tests/grading/test_original_cut.py writes it out)
+on every pair."""
 
 from __future__ import annotations
 
@@ -33,13 +34,17 @@ LIMIT = 384
 def pairs():
     from conftest import shared_data as shared
 
-    hits = json.loads(shared("rank_llm", "retrieve_results", "BM25", "retrieve_results_dl19.json").read_text())
+    hits = json.loads(
+        shared("rank_llm", "retrieve_results", "BM25", "retrieve_results_dl19.json").read_text()
+    )
     longest = {str(q["hits"][0]["qid"]): max((h["content"] for h in q["hits"][:20]), key=len) for q in hits}
     out = {}
     for kind in ("questions", "nuggets"):
         path = shared("rubric-workbench", "rubric-evaluation", "phase1-data", f"dl19-{kind}.jsonl.gz")
         banks = [json.loads(x) for x in gzip.decompress(path.read_bytes()).decode().splitlines()]
-        items = [(b["items"][0], longest[b["query_id"]]) for b in banks if b["query_id"] in longest and b["items"]]
+        items = [
+            (b["items"][0], longest[b["query_id"]]) for b in banks if b["query_id"] in longest and b["items"]
+        ]
         key = "question_text" if kind == "questions" else "nugget_text"
         out[kind] = [(i[key], passage) for i, passage in items[:24]]
         assert len(out[kind]) == 24
@@ -73,7 +78,10 @@ def test_t5_ids_on_real_pairs(pairs, tmp_path):
         requests = cut_as_original(t5, parts, None)
         for (question, part), request in zip(parts, requests, strict=True):
             expected = original(t5.tokenizer, question, part, LIMIT)
-            assert t5._rows([request.text])[0] == t5.tokenizer(expected, truncation=True, max_length=LIMIT)["input_ids"]
+            assert (
+                t5._rows([request.text])[0]
+                == t5.tokenizer(expected, truncation=True, max_length=LIMIT)["input_ids"]
+            )
             cut += len(t5.encode(question + part)) > len(t5.encode(request.text))
             if part.startswith("context: "):
                 assert " context: " in request.text  # a word of its own, not "...?context:"

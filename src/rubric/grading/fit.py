@@ -34,7 +34,9 @@ def cuts_as_original(backend: Backend) -> bool:
     return isinstance(backend, TokenCounter) and bool(backend.max_input_tokens)
 
 
-def cut_as_original(backend: TokenCounter, parts: Sequence[tuple[str, str]], system: str | None) -> list[Request]:
+def cut_as_original(
+    backend: TokenCounter, parts: Sequence[tuple[str, str]], system: str | None
+) -> list[Request]:
     """A request per (text before the context part, context part), cut by the original tool's
     rule: both tokenised apart, the context part cut to ``limit - len(question) - special tokens
     - 5`` tokens, the prompt the decoded concatenation of the two (on T5 "context:" then starts a

@@ -193,7 +193,9 @@ class OpenAIChat(ChoiceRater, ApiTokens):
         passages); the other local-model options every grading command passes are ignored (beams
         are refused), any other is an error.
         """
-        tuning = {k: extra.pop(k) for k in ("retry_base", "retry_cap", "progress") if k in extra}
+        tuning: dict[str, Any] = {
+            k: extra.pop(k) for k in ("retry_base", "retry_cap", "progress") if k in extra
+        }
         limit = extra.pop("max_input_tokens", None)
         if limit is not None:
             tuning["max_input_tokens"] = limit
@@ -291,7 +293,9 @@ class OpenAIChat(ChoiceRater, ApiTokens):
         ]
         over = self.over_limit(request)
         if over is not None:
-            return Failure(f"prompt of {over} tokens, over the input limit of {self.input_limit}: not sent", False)
+            return Failure(
+                f"prompt of {over} tokens, over the input limit of {self.input_limit}: not sent", False
+            )
         cause = ""
         for attempt in range(self.max_retries + 1):
             await pace.wait()
