@@ -42,8 +42,10 @@ def cut_as_original(
     - 5`` tokens, the prompt the decoded concatenation of the two (on T5 "context:" then starts a
     word of its own, as the original's input had it). A system message, where one is sent, takes
     its tokens (special tokens included) off the limit first, as the original's chat pipeline
-    did. A question that leaves no room keeps no context (the original raised): the backend then
-    meets a prompt over its limit (an API backend fails it without sending it).
+    did; on a local model, so does whatever it reads besides the prompt (a chat template), so
+    that the end of its input is never cut. A question that leaves no room keeps no context (the
+    original raised): the backend then meets a prompt over its limit (an API backend fails it
+    without sending it).
     """
     lossless = isinstance(backend, LosslessTokens)  # decoding is exact: short prompts need no count
     limit: int | None = None
@@ -60,7 +62,11 @@ def cut_as_original(
             out.append(Request(question + context, system))
             continue
         if limit is None:
-            limit = backend.max_input_tokens - (len(ids(system)) + backend.special_tokens if system else 0)
+            if lossless:  # chat APIs: the system message's tokens, as the original's chat pipeline
+                overhead = len(ids(system)) + backend.special_tokens if system else 0
+            else:  # local models: what they read besides the prompt (a system text, a chat template)
+                overhead = backend.token_lengths([Request("", system)])[0] - backend.special_tokens
+            limit = backend.max_input_tokens - overhead
         head = ids(question)
         room = limit - len(head) - backend.special_tokens - ORIGINAL_MARGIN
         out.append(Request(backend.decode(head + ids(context)[: max(room, 0)]), system))
