@@ -170,6 +170,6 @@ def check_backend_options(options: dict[str, Any], backend: str | None = None) -
         if key == "max_input_tokens" and value == 0 and backend == "openai":
             continue
         if value is not None and value < minimum:
-            also = " (0: whole passages, with the openai backend only)" if key == "max_input_tokens" else ""
-            raise UserError(f"{{{key}}}: must be at least {minimum}{also}, got {value}", key)
+            also = " (0, whole passages: with the openai backend only)" if key == "max_input_tokens" else ""
+            raise UserError(f"{{{key}}}: must be at least {minimum}, got {value}{also}", key)
     check_api_options(**{k: options[k] for k in API_OPTIONS if options.get(k) is not None})
