@@ -92,6 +92,21 @@ def private_cache_dir(tmp_path_factory):
     os.environ.update({name: value for name, value in saved.items() if value is not None})
 
 
+@pytest.fixture(scope="session", autouse=True)
+def api_tokenizer(tmp_path_factory):
+    """A byte-level BPE like GPT-2's, trained here, as the machine's default tokenizer for chat
+    APIs (``RUBRIC_API_TOKENIZER``): the test machines have no hub, so GPT-2's cannot load."""
+    from helpers.tiny_models import gpt2_like_tokenizer
+
+    folder = gpt2_like_tokenizer(tmp_path_factory.mktemp("api-tokenizer"))
+    saved = os.environ.get("RUBRIC_API_TOKENIZER")
+    os.environ["RUBRIC_API_TOKENIZER"] = str(folder)
+    yield folder
+    os.environ.pop("RUBRIC_API_TOKENIZER")
+    if saved is not None:
+        os.environ["RUBRIC_API_TOKENIZER"] = saved
+
+
 @pytest.fixture
 def private_models(tmp_path, monkeypatch) -> Path:
     """A cache folder of the test's own, ``models/`` included, for tests that convert throwaway

@@ -86,3 +86,27 @@ def test_a_level_that_is_not_a_relevance_level_is_refused_by_name(level):
 
     with pytest.raises(UserError, match="not a relevance level"):
         Evaluator({"q1": {"d1": 1}}, parse_measures(["P@5"]), level=level)
+
+
+def test_trec_eval_relstring_and_complete_num_rel_by_hand(tmp_path):
+    """relstring: one character per ranked document (its grade, '-' unjudged, '.' a negative
+    grade, '>' above 9), printed per query between P and recall; under -c the `all` num_rel
+    counts every qrels line above 0, whatever -l says (trec_eval 9.0.8's calc_avg)."""
+    from rubric.evaluate.leaderboards import leaderboard_output
+
+    qrels = tmp_path / "q.qrels"
+    qrels.write_text("1 0 a 2\n1 0 b -1\n1 0 c 12\n1 0 d 1\n2 0 x 1\n3 0 z 2\n")
+    run = tmp_path / "r.run"
+    run.write_text("1 Q0 a 1 9 t\n1 Q0 b 2 8 t\n1 Q0 new 3 7 t\n1 Q0 c 4 6 t\n1 Q0 d 5 5 t\n2 Q0 y 1 1 t\n")
+    out = leaderboard_output(
+        qrels, [run], ["num_rel", "P.5", "relstring.4", "recall.5"], fmt="trec_eval", per_query=True, level=2
+    ).text
+    # trec_eval 9.0.8: -q -l 2 -m num_rel -m P.5 -m relstring.4 -m recall.5, the same files
+    expected = (
+        "num_rel 1 2|P_5 1 0.4000|relstring_4 1 '2.->'|recall_5 1 1.0000|num_rel 2 0|P_5 2 0.0000|"
+        "relstring_4 2 '-'|recall_5 2 0.0000|num_rel all 2|P_5 all 0.2000|recall_5 all 0.5000"
+    )
+    assert out == "".join(f"{n:<22}\t{q}\t{v}\n" for n, q, v in (x.split() for x in expected.split("|")))
+    complete = leaderboard_output(qrels, [run], ["num_rel"], fmt="trec_eval", complete=True, level=2).text
+    assert complete == "num_rel               \tall\t5\n"
+    assert leaderboard_output(qrels, [run], ["num_rel"], fmt="trec_eval", level=2).text.endswith("\t2\n")

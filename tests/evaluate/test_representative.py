@@ -54,3 +54,25 @@ def test_cli_top_and_output(cli, tmp_path):
     assert r.returncode == 0, r.stderr
     assert out.read_text().splitlines()[1:] == ["1\tt1\t0.3333\t4", "2\tt4\t0.3333\t4"]
     assert not math.isnan(float(out.read_text().splitlines()[2].split("\t")[2]))
+
+
+def test_scores_are_ranked_as_trec_eval_prints_them():
+    """The original read trec_eval's 4-decimal output: runs 0.00001 apart on a topic (or overall)
+    are tied there. Full precision would order t1 A > B > C (tau 1 against A > B > C overall);
+    printed, A and B tie on t1: tau-b 0.8165 (2 concordant pairs, 1 tie)."""
+    from scipy.stats import kendalltau
+
+    from rubric.evaluate.report import Report, Score
+    from rubric.evaluate.representative import representative_queries
+
+    report = Report(
+        [
+            Score("A", "map", 0.6, {"t1": 0.50003, "t2": 0.7}),
+            Score("B", "map", 0.5, {"t1": 0.50001, "t2": 0.5}),
+            Score("C", "map", 0.4, {"t1": 0.1, "t2": 0.3}),
+        ]
+    )
+    got = {t.query: t.tau for t in representative_queries(report)}
+    assert got["t2"] == 1.0
+    assert math.isclose(got["t1"], kendalltau([1, 2, 3], [1.5, 1.5, 3]).statistic)
+    assert round(got["t1"], 4) == 0.8165

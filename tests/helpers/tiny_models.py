@@ -299,3 +299,65 @@ def build_llama(
     model.save_pretrained(folder)
     tok.save_pretrained(folder)
     return folder
+
+
+def sentencepiece_tokenizer(texts: list[str], vocab_size: int = 400, byte_level: bool = False):
+    """A tokenizer trained here on ``texts``, built as the original's models' tokenizers are:
+    T5's (a unigram model over "▁"-marked words, ``</s>`` appended; decoding joins tokens, so two
+    token lists decoded together start a new word at the seam) or, ``byte_level``, GPT-2's (a
+    byte-level BPE, no special tokens added, decoding exact)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    if byte_level:
+        tk = Tokenizer(models.BPE())
+        tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        tk.decoder = decoders.ByteLevel()
+        trainer = trainers.BpeTrainer(
+            vocab_size=vocab_size,
+            special_tokens=["<|endoftext|>"],
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        )
+        tk.train_from_iterator(texts, trainer)
+        return PreTrainedTokenizerFast(tokenizer_object=tk, eos_token="<|endoftext|>")
+    tk = Tokenizer(models.Unigram())
+    tk.pre_tokenizer = pre_tokenizers.Metaspace()
+    tk.decoder = decoders.Metaspace()
+    trainer = trainers.UnigramTrainer(
+        vocab_size=vocab_size, special_tokens=["<pad>", "</s>", "<unk>"], unk_token="<unk>"
+    )
+    tk.train_from_iterator(texts, trainer)
+    tk.post_processor = processors.TemplateProcessing(
+        single="$A </s>", pair="$A $B </s>", special_tokens=[("</s>", tk.token_to_id("</s>"))]
+    )
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tk, eos_token="</s>", pad_token="<pad>", unk_token="<unk>"
+    )
+
+
+def build_t5_sentencepiece(folder: Path, texts: list[str], vocab_size: int = 400) -> Path:
+    """A random T5 (:func:`build_t5`) with a T5-like tokenizer trained on ``texts``
+    (:func:`sentencepiece_tokenizer`); returns the folder."""
+    tok = sentencepiece_tokenizer(texts, vocab_size)
+    tok.model_input_names = ["input_ids", "attention_mask"]
+    build_t5(folder, vocab_size=len(tok))
+    for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+        (folder / name).unlink(missing_ok=True)
+    tok.save_pretrained(folder)
+    return folder
+
+
+def gpt2_like_tokenizer(folder: Path) -> Path:
+    """A byte-level BPE trained here on the shipped prompts and the bundled example's passages, so
+    that it spends about as many tokens on them as GPT-2 does (148 on a self-rating prompt where
+    GPT-2 takes about 160); saved in ``folder`` (``tokenizer.json``)."""
+    import tomllib
+
+    root = Path(__file__).resolve().parents[2]
+    texts = [" ".join(WORDS)]
+    for path in sorted((root / "prompts").glob("*.toml")):
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        texts += [data["template"], data.get("system") or ""]
+    texts += (root / "examples" / "tiny" / "collection.tsv").read_text(encoding="utf-8").splitlines()
+    sentencepiece_tokenizer(texts, 3000, byte_level=True).save_pretrained(folder)
+    return folder

@@ -17,7 +17,7 @@ DECLARED = {
     "hf-seq2seq": {ChoiceRater, TokenCounter},
     "hf-causal": {ChoiceRater, TokenCounter},
     "hf-qa": {PairGrader},
-    "openai": {ChoiceRater},
+    "openai": {ChoiceRater, TokenCounter},
     "embedding": {PairGrader},
     "ct2-seq2seq": {ChoiceRater, TokenCounter},
     "ct2-causal": {ChoiceRater, TokenCounter},

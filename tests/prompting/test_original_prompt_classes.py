@@ -123,6 +123,13 @@ def test_self_rater_strict_is_unchanged(answer, grade):
         ("yes", ["True"], 1),  # a lone true key accepts yes / correct
         ("wrong", ["false"], 1),  # a lone false key accepts no / incorrect / wrong
         ("yes", ["false"], 0),
+        # the widened key is also fuzzy-matched: "wrong." and "incorrectli" stem close to wrong /
+        # incorrect, and "correct" to "incorrect" (ratio 87.5), as in the original
+        ("Wrong.", ["false"], 1),
+        ("incorrectly", ["false"], 1),
+        ("correct", ["false"], 1),
+        ("Yes.", ["true"], 0),  # "yes." vs the stem "ye": ratio 67, as in the original
+        ("no", ["true"], 0),
         ("photosynthesizing", ["photosynthesis"], 1),  # stems of the whole texts, fuzzy ratio > 80
         ("oxygen", ["carbon dioxide"], 0),
         ("the carbon dioxide", ["carbon dioxide"], 1),  # no stopwords removed, yet close enough

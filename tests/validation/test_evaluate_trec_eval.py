@@ -3,7 +3,7 @@
 Each case is a command of the ``quicktest`` target of trec_eval's Makefile (usnistgov/trec_eval; the
 expected ``out.test*`` files of tag v9.0.8, e.g. ``out.test.aq`` = ``-m all_trec -q qrels.test
 results.test``); ``rubric evaluate leaderboard --format trec_eval`` must print the same line, to
-all printed digits, per query and ``all``. Only ``relstring`` (a string, not a number) is left out.
+all printed digits, per query and ``all``, ``relstring`` lines included, and no line more.
 ``-M``, ``-N`` and ``-Z`` are ``--max-docs``, ``--num-docs`` and ``--zscores``.
 """
 
@@ -30,8 +30,11 @@ CASES = {
     "out.test.aqcM": ("qrels.test", "results.trunc", ["-m", "all_trec", "-q", "-c", "--max-docs", "100"]),
     # -Z: every value a z-score against trec_eval's own zscores_file of that version
     "out.test.aqZ": ("qrels.test", "results.test", ["-q", "-m", "all_trec", "--zscores", "@zscores_file"]),
-    # trec_eval's command also asks for relstring.20 (a string), the one measure left out
-    "out.test.aql": ("qrels.rel_level", "results.test", ["-m", "all_trec", "-q", "-l", "2"]),
+    "out.test.aql": (
+        "qrels.rel_level",
+        "results.test",
+        ["-m", "all_trec", "-m", "relstring.20", "-q", "-l", "2"],
+    ),
     "out.test.meas_params": (
         "qrels.test",
         "results.test",
@@ -66,9 +69,37 @@ def test_trec_eval_suite(expected_name, cli, shared):
     )
     assert result.returncode == 0, result.stderr
     ours = parse(result.stdout)
-    numeric = {k: v for k, v in expected.items() if not k[0].startswith("relstring")}
-    assert len(numeric) >= 30
-    wrong = {k: (v, ours.get(k)) for k, v in numeric.items() if ours.get(k) != v}
-    assert not wrong, f"{len(wrong)} of {len(numeric)} differ: {sorted(wrong.items())[:10]}"
+    assert len(expected) >= 30
+    wrong = {k: (v, ours.get(k)) for k, v in expected.items() if ours.get(k) != v}
+    assert not wrong, f"{len(wrong)} of {len(expected)} differ: {sorted(wrong.items())[:10]}"
     extra = set(ours) - set(expected)
     assert not extra, sorted(extra)[:10]
+    if "-q" in args and "-m" in args and "all_trec" in args:  # line for line, in trec_eval's order
+        assert result.stdout == shared("trec_eval", "v9.0.8", expected_name).read_text()
+
+
+# trec_eval 9.0.8 (built from tag v9.0.8) on the DL19 passage qrels and run ICT-BERT2:
+# `trec_eval -m num_rel -l 2 [-c] qrels.dl19-passage.txt ICT-BERT2`. Under -c its `all` line
+# recounts the qrels lines with relevance > 0 (4102), whatever -l says.
+NUM_REL = {(): "2501", ("-c",): "4102"}
+
+
+@pytest.mark.parametrize("flags", sorted(NUM_REL))
+def test_num_rel_level_complete(flags, cli, shared):
+    result = cli(
+        "evaluate",
+        "leaderboard",
+        "--qrels",
+        shared("anserini-tools", "qrels.dl19-passage.txt"),
+        "--run",
+        shared("naghmefarzi-llmjudge", "dl19-runs", "input.ICT-BERT2.gz"),
+        "-f",
+        "trec_eval",
+        "-m",
+        "num_rel",
+        "-l",
+        "2",
+        *flags,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"num_rel               \tall\t{NUM_REL[flags]}\n"

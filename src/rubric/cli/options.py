@@ -204,8 +204,24 @@ class LocalOptions(LocalSettings):
     ] = 0
     max_input_tokens: Annotated[
         int,
-        _opt("--max-input-tokens", help="Contexts are cut (by tokens) so prompts fit (>= 16). Default: 512."),
+        _opt(
+            "--max-input-tokens",
+            help="Contexts are cut (by tokens) so prompts fit (>= 16); the original tool's prompt "
+            "classes are cut by its rule (512 - question - special tokens - 5 context tokens). "
+            "--backend openai counts the tokens of --api-tokenizer, fails a prompt still over it "
+            "without sending it, and takes 0: whole passages, uncut. Default: 512.",
+        ),
     ] = 512
+    api_tokenizer: Annotated[
+        str,
+        _opt(
+            "--api-tokenizer",
+            help="--backend openai: the tokenizer that counts --max-input-tokens (a folder with "
+            "tokenizer.json, the file, or a hub name in the local cache); loaded only for prompts "
+            "longer in bytes than the limit. Default: $RUBRIC_API_TOKENIZER where set, else "
+            "openai-community/gpt2 (the original's).",
+        ),
+    ] = "openai-community/gpt2"
     max_new_tokens: Annotated[
         int, _opt("--max-new-tokens", help="Longest generated answer in tokens (>= 1). Default: 32.")
     ] = 32

@@ -33,7 +33,7 @@ from rubric.data.trec import (
 )
 from rubric.errors import UserError, one_of
 from rubric.evaluate.alpha_ndcg import max_qrels, read_item_qrels
-from rubric.evaluate.measures import Measure, parse_measures, wants_runid
+from rubric.evaluate.measures import Measure, parse_measures, relstring_request, wants_runid
 from rubric.evaluate.qrels import QrelsResult
 from rubric.evaluate.report import Rendered, Report, Score
 from rubric.evaluate.treceval import Evaluator, QueryValues, trec_eval_lines
@@ -88,6 +88,7 @@ def evaluate(
     max_docs: int | None = None,
     num_docs: int | None = None,
     zscores: ZScores | str | Path | None = None,
+    relstring: tuple[str, int] | None = None,
 ) -> Evaluation:
     """Per-query values of every run (trec_eval ``-q`` output as data), with notes.
 
@@ -98,7 +99,8 @@ def evaluate(
     (``queries`` may be a function that reads them), then the runs and qrels. ``max_docs`` cuts
     every ranking to its first documents (trec_eval ``-M``), ``num_docs`` is the collection's
     size for ``utility`` (``-N``), ``zscores`` a z-score file or its contents (``-Z``: values as
-    z-scores, :mod:`rubric.evaluate.zscores`; not with ``complete``).
+    z-scores, :mod:`rubric.evaluate.zscores`; not with ``complete``). ``relstring`` is trec_eval's
+    relstring (printed name, length), kept per query in each result's ``relstrings``.
     """
     one_of("name_from", name_from, NAME_FROM)
     if max_docs is not None and max_docs < 1:
@@ -124,7 +126,7 @@ def evaluate(
     loaded = load_qrels(qrels)
     absent = chosen.check_present(loaded, where)
     qrels = chosen.restrict(loaded)
-    settings = (qrels, ms, level, complete, judged_only, items, max_docs, num_docs, zscores)
+    settings = (qrels, ms, level, complete, judged_only, items, max_docs, num_docs, zscores, relstring)
     results = score_runs(settings, runs, name_from)
     notes = [absent_note(absent, where, "selected"), unranked_note(results, complete=complete)]
     return Evaluation(results, [n for n in notes if n])
@@ -132,7 +134,7 @@ def evaluate(
 
 EvaluatorSettings = (
     tuple  # Evaluator's arguments: qrels, measures, level, complete, judged_only, items, max_docs,
-    # num_docs, zscores
+    # num_docs, zscores, relstring
 )
 
 _worker_evaluator: Evaluator | None = None
@@ -140,7 +142,7 @@ _worker_evaluator: Evaluator | None = None
 
 def _evaluator(settings: EvaluatorSettings) -> Evaluator:
     """The :class:`Evaluator` of ``settings`` (a tuple, so that worker processes get it pickled)."""
-    qrels, measures, level, complete, judged_only, items, max_docs, num_docs, zscores = settings
+    qrels, measures, level, complete, judged_only, items, max_docs, num_docs, zscores, relstring = settings
     return Evaluator(
         qrels,
         measures,
@@ -151,6 +153,7 @@ def _evaluator(settings: EvaluatorSettings) -> Evaluator:
         max_docs=max_docs,
         num_docs=num_docs,
         zscores=zscores,
+        relstring=relstring,
     )
 
 
@@ -346,10 +349,14 @@ def leaderboard_output(
         raise UserError("{wide}: one value per run and measure; not with {per_query}", "wide", "per_query")
     if marks is not None and not wide:
         raise UserError("{baseline}: marks the cells of the wide table; add {wide}", "baseline", "wide")
+    numbers, relstring = measures, None
+    if fmt == "trec_eval":  # trec_eval's relevance strings: per query, in its own output only
+        numbers, relstring = relstring_request(measures)
+        relstring = relstring if per_query else None
     done = evaluate(
         qrels,
         runs,
-        measures,
+        numbers,
         level=level,
         complete=complete,
         judged_only=judged_only,
@@ -358,6 +365,7 @@ def leaderboard_output(
         max_docs=max_docs,
         num_docs=num_docs,
         zscores=zscores,
+        relstring=relstring,
     )
     notes = [*done.notes, f"scored {counted(len(done.results), 'run')}"]
     if fmt == "trec_eval":

@@ -530,6 +530,31 @@ def parse_measures(texts: Iterable[str | Measure] | str) -> list[Measure]:
     return list(seen.values())
 
 
+def relstring_request(texts: list[str]) -> tuple[list[str], tuple[str, int] | None]:
+    """The ``-m`` values without ``relstring`` requests, and the relstring trec_eval prints for
+    them: ``(name, length)`` (``relstring`` of 10 documents, in ``all_trec`` too; ``relstring.20``
+    as ``relstring_20``, the last such request winning as trec_eval's parameters do), or None."""
+    _, nicknames = _supported()
+    wanted: tuple[str, int] | None = None
+    kept = []
+    for text in texts:
+        parts = split_names(text)
+        for p in parts:
+            base, _, params = p.partition(".")
+            if base == "relstring":
+                if params and not re.fullmatch(r"[0-9]+", params):
+                    raise UserError(
+                        f"{{measures}}: {p}: relstring takes one length (relstring.20)", "measures"
+                    )
+                wanted = (f"relstring_{params}", int(params)) if params else ("relstring", 10)
+            elif "relstring" in nicknames.get(p, ()) and wanted is None:
+                wanted = ("relstring", 10)
+        rest = [p for p in parts if p.partition(".")[0] != "relstring"]
+        if rest:
+            kept.append(" ".join(rest) if len(rest) < len(parts) else text)
+    return kept, wanted
+
+
 def wants_runid(texts: list[str]) -> bool:
     """Whether trec_eval would print the ``runid`` line for these ``-m`` values."""
     _, nicknames = _supported()

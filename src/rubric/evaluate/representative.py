@@ -6,7 +6,8 @@ whole leaderboard. Each topic's ranking of the runs (by its per-query score, tie
 compared with the ranking by the runs' overall scores with Kendall's tau-b; topics are listed by
 tau, highest first (ties by query id; topics where every run scores the same have no tau and come
 last). Scores come from trec_eval with ``-c`` by default, as the original ran it, so every run has
-a value on every topic.
+a value on every topic; they are ranked as trec_eval prints them, to 4 decimals, as the original
+read them from trec_eval's output: scores equal to 4 decimals are ties (their average rank).
 """
 
 from __future__ import annotations
@@ -27,6 +28,11 @@ class QueryTau:
     runs: int
 
 
+def printed(value: float) -> float:
+    """``value`` as trec_eval prints it (``%6.4f``) and the original read it back."""
+    return float(f"{value:.4f}")
+
+
 def representative_queries(report: Report, measure: str | None = None) -> list[QueryTau]:
     """Every topic's Kendall tau-b between its ranking of the runs and the overall ranking,
     highest first. ``measure``: the report's measure to use (default: its only / first one)."""
@@ -39,11 +45,11 @@ def representative_queries(report: Report, measure: str | None = None) -> list[Q
     scores = [s for s in report.scores if s.measure == chosen]
     if len(scores) < 2:
         raise UserError(f"runs: a ranking needs at least 2 runs, got {len(scores)}")
-    overall = rankdata([-s.value for s in scores])
+    overall = rankdata([-printed(s.value) for s in scores])
     topics = sorted({q for s in scores for q in s.per_query})
     out = []
     for topic in topics:
-        values = [s.per_query.get(topic, 0.0) for s in scores]  # -c: a missing topic scores 0
+        values = [printed(s.per_query.get(topic, 0.0)) for s in scores]  # -c: a missing topic scores 0
         if len(set(values)) < 2:
             tau = math.nan
         else:

@@ -38,6 +38,11 @@ class QueryValues:
     values: dict[Measure, dict[str, float]] = field(default_factory=dict)
     unranked: list[str] = field(default_factory=list)  # qrels queries the run has no ranking for
     zscored: bool = False  # trec_eval -Z: values are z-scores (gm_* ones of the values' logs)
+    #: trec_eval's ``relstring`` lines: (printed name, {query: relevance string}); per query only
+    relstrings: tuple[str, dict[str, str]] | None = None
+    #: the ``num_rel`` that trec_eval 9.0.8 prints on the ``all`` line under ``-c``: every qrels
+    #: line with a relevance above 0, whatever ``-l`` says (its calc_avg recounts the qrels)
+    complete_num_rel: int | None = None
 
     def summary(self, measure: Measure) -> float:
         """The ``all`` value trec_eval prints."""
@@ -122,6 +127,7 @@ class Evaluator:
         max_docs: int | None = None,
         num_docs: int | None = None,
         zscores: ZScores | None = None,
+        relstring: tuple[str, int] | None = None,
     ) -> None:
         from pytrec_eval import _RelevanceEvaluator
 
@@ -133,6 +139,7 @@ class Evaluator:
             raise UserError("zscores: not with complete (trec_eval -Z with -c mixes z-scores and raw values)")
         self.max_docs = max_docs
         self.num_docs = num_docs
+        self.relstring = relstring  # (printed name, length): trec_eval's relstring lines
         self.zscores = zscores
 
         if isinstance(level, bool) or not isinstance(level, int) or level < 1:
@@ -208,6 +215,12 @@ class Evaluator:
             retrieved={q for q in queries if run.get(q)},
             unranked=sorted(q for q in self.qrels if not run.get(q)),
         )
+        if self.relstring is not None:
+            name, length = self.relstring
+            strings = {q: relstring(self.qrels[q], scores[q], length) for q in result.retrieved}
+            result.relstrings = (name, strings)
+        if self.complete:
+            result.complete_num_rel = sum(1 for docs in self.qrels.values() for r in docs.values() if r > 0)
         for evaluator, members in self._groups:
             per_query = evaluator.evaluate(scores) if scores else {}
             for m in members:
@@ -269,6 +282,17 @@ class Evaluator:
 # --- printing as trec_eval ---------------------------------------------------------------------
 
 
+def relstring(judged: Mapping[str, int], scores: Mapping[str, float], length: int) -> str:
+    """trec_eval's ``relstring``: one character per document of the first ``length`` ranked, its
+    relevance 0-9, ``>`` above 9, ``-`` not in the qrels, ``.`` in the qrels with a negative
+    relevance (trec_eval's "in the pool, unjudged")."""
+    chars = []
+    for doc, _ in ranked(dict(scores))[: max(length, 0)]:
+        rel = judged.get(doc)
+        chars.append("-" if rel is None else "." if rel < 0 else ">" if rel > 9 else str(rel))
+    return "".join(chars)
+
+
 def format_value(measure: Measure, value: float, *, zscored: bool = False) -> str:
     """As trec_eval prints it: ``%ld`` for counts, ``%6.4f`` otherwise (and for every z-score)."""
     return str(int(round(value))) if measure.is_count and not zscored else f"{value:6.4f}"
@@ -284,15 +308,36 @@ def trec_eval_lines(result: QueryValues, *, per_query: bool = False, runid: bool
     lines = []
     z = "Z" if result.zscored else ""
     if per_query:  # trec_eval 9.0.8 prints no lines for the queries that -c adds
+        measures: list[Measure | None] = [*result.values, None]
+        at = _relstring_place(list(result.values)) if result.relstrings else -1
         for q in (q for q in result.queries if q in result.retrieved):
-            for m in result.values:
-                if m.key == "num_q" or m.aggregate == "gmean":
+            for i, m in enumerate(measures):
+                if i == at and result.relstrings is not None:
+                    name, strings = result.relstrings
+                    lines.append(f"{name:<22}\t{q}\t'{strings[q]}'")
+                if m is None or m.key == "num_q" or m.aggregate == "gmean":
                     continue
                 value = format_value(m, result.values[m][q], zscored=result.zscored)
                 lines.append(f"{z}{m.name:<22}\t{q}\t{value}")
     if runid:
         lines.append(f"{'runid':<22}\tall\t{result.run}")
     for m in result.values:
-        value = float(len(result.queries)) if m.key == "num_q" else result.summary(m)
+        if m.key == "num_rel" and result.complete_num_rel is not None and not result.zscored:
+            value = float(result.complete_num_rel)
+        else:
+            value = float(len(result.queries)) if m.key == "num_q" else result.summary(m)
         lines.append(f"{z}{m.name:<22}\tall\t{format_value(m, value, zscored=result.zscored)}")
     return lines
+
+
+def _relstring_place(measures: list[Measure]) -> int:
+    """Where trec_eval prints ``relstring`` among ``measures``: its table puts it after ``P``
+    and before ``recall``, whatever order ``-m`` names them in."""
+    from rubric.evaluate.measures import TREC_EVAL_ORDER
+
+    order = {name: i for i, name in enumerate(TREC_EVAL_ORDER)}
+    own = order["relstring"]
+    for i, m in enumerate(measures):
+        if order.get(m.request.partition(".")[0], -1) > own:
+            return i
+    return len(measures)

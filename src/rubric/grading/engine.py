@@ -30,7 +30,7 @@ from typing import Any
 from rubric.data.models import NuggetItem, QueryWithFullParagraphList, TestBank
 from rubric.errors import UserError
 from rubric.grading import records
-from rubric.grading.fit import fit_prompts
+from rubric.grading.fit import cut_as_original, cuts_as_original, fit_prompts
 from rubric.grading.verification import VERIFY_KIND, Verdict, answer_prompt, verdict, verification_texts
 from rubric.llm.base import (
     Answer,
@@ -42,6 +42,7 @@ from rubric.llm.base import (
     Request,
     Result,
     TextGenerator,
+    TokenCounter,
 )
 from rubric.llm.cache import CachedBackend, ResponseCache
 from rubric.prompting.parse import Parser, get_parser
@@ -326,6 +327,19 @@ class Engine:
             call = self._caller(
                 lambda idx, listen: self.llm.grade_pairs([asks[i] for i in idx], listen), on_results
             )
+        elif prompt.context_part is not None and cuts_as_original(self.backend):
+            assert isinstance(self.backend, TokenCounter)
+            parts = [
+                prompt.render_parts(
+                    chunk[p.query].paragraphs[p.passage].text,
+                    **self._values(chunk[p.query], targets[p.query][p.item]),
+                )
+                for p in pairs
+            ]
+            requests = with_decoding(
+                cut_as_original(self.backend, parts, self.system(prompt)), self.decoding(prompt)
+            )
+            call = self._prompt_caller(parser, requests, on_results)
         else:
             jobs = [
                 (

@@ -88,7 +88,7 @@ class GradeJob:
         from rubric.llm.packaged import check_installed
         from rubric.llm.registry import check_backend, check_backend_options, default_model
 
-        check_backend_options(self.backend_options)
+        check_backend_options(self.backend_options, self.backend)
         check_backend(self.backend)  # an unknown backend, or one whose extra is not installed
         check_installed(self.model or default_model(self.backend))  # packaged weights not installed
         at_least("checkpoint_pairs", self.checkpoint_pairs, 1)

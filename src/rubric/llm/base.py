@@ -193,6 +193,24 @@ class TokenCounter(ABC):
     def token_offsets(self, text: str) -> list[tuple[int, int]]:
         """Character span of each token of ``text`` (to cut a context at a token boundary)."""
 
+    @abstractmethod
+    def encode(self, text: str) -> list[int]:
+        """Token ids of ``text`` alone, no special tokens (the original tool's cutting counts them)."""
+
+    @abstractmethod
+    def decode(self, ids: Sequence[int]) -> str:
+        """The text of token ids, as the tokenizer's ``decode`` gives it."""
+
+    @property
+    @abstractmethod
+    def special_tokens(self) -> int:
+        """Special tokens the tokenizer adds to one text (T5: 1, the end of sequence)."""
+
+
+class LosslessTokens(TokenCounter):
+    """A token counter whose tokenizer makes at most one token per UTF-8 byte and whose decoding
+    gives the text back (a byte-level BPE, GPT-2's): a text of few enough bytes fits uncounted."""
+
 
 def deliver(on_results: OnResults | None, results: Sequence[tuple[int, Result]]) -> None:
     """Hand ``results`` to ``on_results`` when a caller listens."""

@@ -290,6 +290,16 @@ class PromptTokens(TokenCounter):
         enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
         return [tuple(o) for o in enc["offset_mapping"]]
 
+    def encode(self, text: str) -> list[int]:
+        return list(self.tokenizer.encode(text, add_special_tokens=False))
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return str(self.tokenizer.decode(list(ids)))
+
+    @property
+    def special_tokens(self) -> int:
+        return int(self.tokenizer.num_special_tokens_to_add()) if self._add_special else 0
+
     @property
     def max_input_tokens(self) -> int:
         return self.settings.max_input_tokens

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from rubric.errors import UserError
+from rubric.llm.api_tokens import DEFAULT_API_TOKENIZER, ApiTokens
 from rubric.llm.base import DECODING_KEYS, Answer, ChoiceRater, Failure, OnResults, Request, Result
 
 T = TypeVar("T")
@@ -103,8 +104,13 @@ def check_api_options(
             raise UserError(f"{{{name}}}: must be {want}, got {value}", name)
 
 
-class OpenAIChat(ChoiceRater):
-    """Chat-completions backend: generates, and rates with logprobs where the server has them."""
+class OpenAIChat(ChoiceRater, ApiTokens):
+    """Chat-completions backend: generates, and rates with logprobs where the server has them.
+
+    ``max_input_tokens`` (0: no limit) is counted with ``api_tokenizer``
+    (:mod:`rubric.llm.api_tokens`): the grading engine cuts contexts to it, and a prompt still
+    over it fails without being sent (a server past its context may answer 400, or time out
+    again and again)."""
 
     name = "openai"
     supports_system = True
@@ -125,6 +131,8 @@ class OpenAIChat(ChoiceRater):
         retry_base: float = 1.0,
         retry_cap: float = 60.0,
         progress: bool = True,
+        max_input_tokens: int = 0,
+        api_tokenizer: str = DEFAULT_API_TOKENIZER,
     ):
         check_api_options(
             concurrency=concurrency,
@@ -149,6 +157,8 @@ class OpenAIChat(ChoiceRater):
         self.retry_cap = retry_cap
         self.progress = progress
         self._logprobs_supported = True
+        self.input_limit = max_input_tokens
+        self.api_tokenizer = api_tokenizer
 
     @classmethod
     def cached(
@@ -178,10 +188,20 @@ class OpenAIChat(ChoiceRater):
     ) -> OpenAIChat:
         """Build from CLI-style options (the backend registry calls this).
 
-        ``extra`` may carry ``retry_base``, ``retry_cap`` and ``progress``; the local-model
-        options every grading command passes are ignored (beams are refused), any other is an error.
+        ``extra`` may carry ``retry_base``, ``retry_cap`` and ``progress``, and ``max_input_tokens``
+        with ``api_tokenizer`` (contexts cut to that many tokens of that tokenizer; 0: whole
+        passages); the other local-model options every grading command passes are ignored (beams
+        are refused), any other is an error.
         """
-        tuning = {k: extra.pop(k) for k in ("retry_base", "retry_cap", "progress") if k in extra}
+        tuning: dict[str, Any] = {
+            k: extra.pop(k) for k in ("retry_base", "retry_cap", "progress") if k in extra
+        }
+        limit = extra.pop("max_input_tokens", None)
+        if limit is not None:
+            tuning["max_input_tokens"] = limit
+        if extra.get("api_tokenizer") is not None:
+            tuning["api_tokenizer"] = extra.pop("api_tokenizer")
+        extra.pop("api_tokenizer", None)
         if (extra.pop("num_beams", None) or 1) > 1:
             raise UserError(
                 "{num_beams}: the openai backend decodes greedily (temperature 0), no beams", "num_beams"
@@ -189,7 +209,7 @@ class OpenAIChat(ChoiceRater):
         max_new_tokens = extra.pop("max_new_tokens", None)
         if max_tokens is None:
             max_tokens = max_new_tokens
-        for local_only in ("device", "dtype", "batch_size", "token_budget", "max_input_tokens"):
+        for local_only in ("device", "dtype", "batch_size", "token_budget"):
             extra.pop(local_only, None)
         unknown = [k for k, v in extra.items() if v is not None]
         if unknown:
@@ -271,6 +291,11 @@ class OpenAIChat(ChoiceRater):
         messages = ([{"role": "system", "content": request.system}] if request.system else []) + [
             {"role": "user", "content": request.user}
         ]
+        over = self.over_limit(request)
+        if over is not None:
+            return Failure(
+                f"prompt of {over} tokens, over the input limit of {self.input_limit}: not sent", False
+            )
         cause = ""
         for attempt in range(self.max_retries + 1):
             await pace.wait()

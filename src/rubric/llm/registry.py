@@ -159,13 +159,17 @@ MINIMA = {
 API_OPTIONS = ("concurrency", "rpm", "max_retries", "timeout", "retry_base")
 
 
-def check_backend_options(options: dict[str, Any]) -> None:
+def check_backend_options(options: dict[str, Any], backend: str | None = None) -> None:
     """Range checks of the options every grading backend is given (the local ones and those of
-    the OpenAI-compatible client), each naming its command-line option, before any work."""
+    the OpenAI-compatible client), each naming its command-line option, before any work; the
+    openai backend also takes ``max_input_tokens`` 0 (no limit: whole passages)."""
     from rubric.llm.openai_chat import check_api_options
 
     for key, minimum in MINIMA.items():
         value = options.get(key)
+        if key == "max_input_tokens" and value == 0 and backend == "openai":
+            continue
         if value is not None and value < minimum:
-            raise UserError(f"{{{key}}}: must be at least {minimum}, got {value}", key)
+            also = " (0, whole passages: with the openai backend only)" if key == "max_input_tokens" else ""
+            raise UserError(f"{{{key}}}: must be at least {minimum}, got {value}{also}", key)
     check_api_options(**{k: options[k] for k in API_OPTIONS if options.get(k) is not None})

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rubric.errors import at_least
+from rubric.llm.api_tokens import DEFAULT_API_TOKENIZER
 
 if TYPE_CHECKING:
     from rubric.llm.cache import ResponseCache
@@ -91,6 +92,7 @@ class LocalSettings:
     batch_size: int = 0
     token_budget: int = 0
     max_input_tokens: int = 512
+    api_tokenizer: str = DEFAULT_API_TOKENIZER
     max_new_tokens: int = 32
     num_beams: int = 1
     attention: str = "auto"
@@ -111,6 +113,7 @@ class LocalSettings:
             "batch_size": self.batch_size,
             "token_budget": self.token_budget,
             "max_input_tokens": self.max_input_tokens,
+            "api_tokenizer": self.api_tokenizer if self.api_tokenizer != DEFAULT_API_TOKENIZER else None,
             "max_new_tokens": self.max_new_tokens,
             "num_beams": self.num_beams,
         }

@@ -86,17 +86,17 @@ V1_TRUE_FALSE = {"true": ("yes", "correct"), "false": ("no", "incorrect", "wrong
 def check_answer_v1(answer: str, gold_answers: Sequence[str]) -> bool:
     """The original tool's first answer check (its QuestionCompleteConcisePromptWithAnswerKey and
     QuestionPromptWithChoices), kept so their grades mean what they meant there: the answer is a
-    gold answer as written; or, lower-cased and stripped, one of them (a lone "true" / "false" key
-    also accepts yes / correct and no / incorrect / wrong); or the Porter stems of the lower-cased
-    whole texts have a fuzzy ratio above 80. No stopwords, no unanswerable check."""
+    gold answer as written; or, lower-cased and stripped, one of them; or the Porter stems of the
+    lower-cased whole texts have a fuzzy ratio above 80. A lone "true" / "false" key is first
+    widened with yes / correct and no / incorrect / wrong, and every test then runs on the widened
+    key, as the original's answer checker got the key its true/false matcher had widened ("Wrong."
+    and "incorrectly" match "false"). No stopwords, no unanswerable check."""
     from rapidfuzz import fuzz
 
-    if answer in gold_answers:
-        return True
-    accepted = set(gold_answers)
+    accepted = list(gold_answers)
     if len(gold_answers) == 1:
-        accepted.update(V1_TRUE_FALSE.get(gold_answers[0].lower().strip(), ()))
-    if answer.lower().strip() in accepted:
+        accepted += V1_TRUE_FALSE.get(gold_answers[0].lower().strip(), ())
+    if answer in accepted or answer.lower().strip() in accepted:
         return True
     stemmed = stem_word(answer.lower())
-    return any(fuzz.ratio(stemmed, stem_word(g.lower())) > 80 for g in gold_answers)
+    return any(fuzz.ratio(stemmed, stem_word(g.lower())) > 80 for g in accepted)

@@ -12,6 +12,7 @@ A prompt file holds::
     template = '''... {nugget} ... {context} ...'''
     system = "..."                       # optional system message for chat models
     system_api_only = true               # optional: the system message only for chat APIs
+    context_part = "Context: {context}"  # optional: the template's tail cut as the original cut it
     [decoding]                            # optional: the prompt's own decoding settings (chat APIs)
     temperature = 0
     [prompt_info]                         # copied into the grades' prompt_info
@@ -99,6 +100,10 @@ class Prompt:
     file_choices: tuple[str, ...] | None = None
     decoding: dict[str, float | int] = field(default_factory=dict)
     system_api_only: bool = False
+    #: The template's tail that the original tool tokenised apart from the text before it and cut
+    #: to fit (``context: {context};``), or None: then the context alone is cut so the prompt fits
+    #: (:mod:`rubric.grading.fit`).
+    context_part: str | None = None
 
     @property
     def choices(self) -> tuple[str, ...] | None:
@@ -124,11 +129,15 @@ class Prompt:
         if missing:
             raise UserError(f"prompt {self.name}: no value for placeholder(s) {', '.join(missing)}")
 
-        def sub(m: re.Match[str]) -> str:
-            key = m.group(1)
-            return str(values[key]) if key in KNOWN_PLACEHOLDERS and key in values else m.group(0)
+        return _fill(self.template, values)
 
-        return PLACEHOLDER.sub(sub, self.template)
+    def render_parts(self, context: str, **values: str) -> tuple[str, str]:
+        """The filled text before :attr:`context_part` and the filled context part (with
+        ``context``): the two texts the original tokenised apart; joined, they are :meth:`render`'s."""
+        assert self.context_part is not None
+        head = self.template[: len(self.template) - len(self.context_part)]
+        self.render(**values, context=context)  # every placeholder given
+        return _fill(head, values), _fill(self.context_part, {**values, "context": context})
 
     def render_around_context(self, **values: str) -> tuple[str, str]:
         """The filled text before and after ``{context}``, which must occur exactly once.
@@ -144,6 +153,16 @@ class Prompt:
             raise UserError(f"prompt {self.name}: the template contains NUL characters")
         before, after = self.render(**values, context=marker).split(marker)
         return before, after
+
+
+def _fill(template: str, values: dict[str, str]) -> str:
+    """``template`` with the known placeholders that ``values`` has filled in."""
+
+    def sub(m: re.Match[str]) -> str:
+        key = m.group(1)
+        return str(values[key]) if key in KNOWN_PLACEHOLDERS and key in values else m.group(0)
+
+    return PLACEHOLDER.sub(sub, template)
 
 
 def prompts_dir() -> Path:
@@ -214,8 +233,13 @@ def load_prompt_file(path: str | Path) -> Prompt:
     if not isinstance(data.get("system_api_only", False), bool):
         raise UserError(f"{path}: system_api_only must be true or false")
     check_template(data["template"], data["kind"], path, _template_line(text))
+    part = data.get("context_part")
+    if part is not None and not (
+        isinstance(part, str) and data["template"].endswith(part) and part.count("{context}") == 1
+    ):
+        raise UserError(f"{path}: context_part must be the template's tail, with {{context}} once")
     known = {"name", "kind", "template", "parser", "description", "source", "system", "prompt_info"}
-    known |= {"aliases", "choices", "decoding", "system_api_only"}
+    known |= {"aliases", "choices", "decoding", "system_api_only", "context_part"}
     return Prompt(
         name=data["name"],
         kind=data["kind"],
@@ -231,6 +255,7 @@ def load_prompt_file(path: str | Path) -> Prompt:
         file_choices=tuple(choices) if choices is not None else None,
         decoding=decoding,
         system_api_only=data.get("system_api_only", False),
+        context_part=part,
     )
 
 
