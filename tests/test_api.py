@@ -15,7 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
 TINY = ROOT / "examples" / "tiny"
-HEAVY = ("torch", "transformers", "openai")
+HEAVY = ("torch", "transformers", "openai", "pandas")
 
 
 def _python(code: str) -> str:
@@ -43,6 +43,18 @@ def test_import_rubric_and_every_public_name_load_nothing_heavy():
     import rubric
 
     assert _python(probe).strip() == f"[] [] {len(rubric.__all__)}"
+
+
+def test_a_report_shows_as_a_table_without_pandas_and_imports_it_for_a_dataframe():
+    """pandas is the `notebook` extra: a report's repr and HTML table need nothing, and only
+    `to_dataframe()` imports it."""
+    probe = (
+        "import sys, rubric\n"
+        "b = rubric.leaderboard('examples/tiny/qrels.txt', ['examples/tiny/runs'], 'nDCG@10', level=2)\n"
+        "repr(b); b._repr_html_(); before = 'pandas' in sys.modules\n"
+        "print(before, b.to_dataframe().shape, 'pandas' in sys.modules)"
+    )
+    assert _python(probe).strip() == "False (3, 5) True"
 
 
 def test_an_unknown_name_is_an_attribute_error():

@@ -15,7 +15,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rubric.data.graded import Graded, graded_input
+from rubric.data.grade_table import GradedLike, open_graded
+from rubric.data.graded import Graded
 from rubric.data.labels import GradeMap, LabelRule, direct_label, merge_preferred
 from rubric.data.models import QueryWithFullParagraphList
 from rubric.data.query_selection import Queries, QuerySelection, absent_note
@@ -64,7 +65,7 @@ class QrelsResult:
 
 
 def build_qrels(
-    passages: list[QueryWithFullParagraphList] | str | Path,
+    passages: GradedLike,
     *,
     selection: GradeFilter = GradeFilter(),
     rule: LabelRule = LabelRule(),
@@ -90,7 +91,7 @@ def build_qrels(
     """
     result = QrelsResult()
     rows = _rows(
-        graded_input(passages, queries, source),
+        open_graded(passages, queries, source, parameter="passages"),
         selection,
         rule,
         per_item=per_item,

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rubric.data.grade_table import GradedQueries
 from rubric.data.models import QueryWithFullParagraphList, TestBank
 from rubric.grading.engine import GradeStats
 from rubric.grading.runner import CHUNK_PAIRS
@@ -32,12 +33,12 @@ from rubric.grading.settings import GradeOutcome, GradeSettings
 from rubric.llm.settings import ApiSettings, LocalSettings
 
 
-@dataclass
-class Graded:
+@dataclass(repr=False)
+class Graded(GradedQueries):
     """The graded queries and what it took (``stats.failed`` lists the pairs without a grade;
-    ``outcome`` is what the command prints at its end)."""
+    ``outcome`` is what the command prints at its end). ``rows()`` and ``to_dataframe()`` show
+    the grades as a flat table (:class:`~rubric.data.grade_table.GradeRow`)."""
 
-    queries: list[QueryWithFullParagraphList]
     stats: GradeStats
     outcome: GradeOutcome | None = None
 
@@ -53,13 +54,14 @@ def _stderr(message: str) -> None:
 
 
 def grade(
-    passages: str | Path | Iterable[QueryWithFullParagraphList],
+    passages: str | Path | Iterable[QueryWithFullParagraphList] | GradedQueries,
     bank: str | Path | Iterable[TestBank] | None = None,
     *,
     prompts: str | Sequence[str],
     backend: str = "hf-seq2seq",
     output: str | Path | None = None,
-    queries: str | Path | dict[str, str] | None = None,
+    topics: str | Path | dict[str, str] | None = None,
+    queries: Iterable[str] | str | Path | dict[str, str] | None = None,
     query: Iterable[str] | None = None,
     model: str | None = None,
     cache: str | Path | None = None,
@@ -74,28 +76,36 @@ def grade(
     query) pair with direct prompts and the texts of ``queries`` -- into ``output``, as
     ``rubric grade`` does, and return the graded queries.
 
-    ``passages``, ``bank`` and ``queries`` are paths or loaded objects; ``prompts`` names (or
-    TOML paths); ``backend`` a registry name, built for ``model`` (None: its default model).
-    ``cache`` is the response cache (None: the default one, as the command's); ``use_cache``
-    False asks everything. ``query`` grades only these query ids. ``settings`` are the fields of
+    ``passages``, ``bank`` and ``topics`` (the query texts: a queries file or ``{qid: text}``)
+    are paths or loaded objects (``passages`` also :func:`rubric.pool`'s or this function's
+    result); ``prompts`` names (or TOML paths); ``backend`` a registry name, built for ``model``
+    (None: its default model). ``cache`` is the response cache (None: the default one, as the
+    command's); ``use_cache`` False asks everything. ``queries`` grades only these query ids,
+    as every verb's ``queries=`` (``query=`` is its deprecated old name; ``queries=`` given a
+    file or a dict is the deprecated old name of ``topics=``). ``settings`` are the fields of
     :class:`~rubric.llm.settings.LocalSettings` (``device="cpu"``, ``batch_size``, ...),
     :class:`~rubric.llm.settings.ApiSettings` (``base_url``, ``concurrency``, ...) and the
     scale-out fields of :class:`~rubric.grading.settings.GradeSettings` (``shard``,
     ``workers``, ...). ``report`` receives notes and warnings (default: stderr).
     """
     from rubric.data.jsonl import read_passages
-    from rubric.errors import UserError
+    from rubric.errors import UserError, renamed
 
-    if (bank is None) == (queries is None):
+    if isinstance(queries, str | Path | dict):  # the old meaning: the query texts
+        topics, queries = renamed("queries", "topics", queries, topics), None
+    selected = renamed("query", "queries", query, queries)
+    if (bank is None) == (topics is None):
         raise UserError(
-            "{bank}, {queries}: give one, a bank (exam grading) or the query texts (direct prompts)",
+            "{bank}, {topics}: give one, a bank (exam grading) or the query texts (direct prompts)",
             "bank",
-            "queries",
+            "topics",
         )
+    if isinstance(passages, GradedQueries):
+        passages = passages.queries
     chosen = [prompts] if isinstance(prompts, str) else list(prompts)
     grouped = _split(settings)
     with tempfile.TemporaryDirectory(prefix="rubric-grade-api-") as tmp:
-        files = _files(Path(tmp), passages=passages, bank=bank, queries=queries)
+        files = _files(Path(tmp), passages=passages, bank=bank, queries=topics)
         target = Path(output) if output is not None else Path(tmp) / "graded.jsonl"
         run = GradeSettings(
             target,
@@ -106,7 +116,7 @@ def grade(
             cache=None if cache is None else Path(cache),
             no_cache=not use_cache,
             checkpoint_pairs=checkpoint_pairs,
-            query=None if query is None else list(query),
+            query=None if selected is None else list(selected),
             **grouped,
         )
         outcome = run.grade(
