@@ -54,7 +54,9 @@ def pool(
 
     topics = renamed("queries", "topics", queries, topics)
     if topics is None or collection is None:
-        raise UserError("{topics}, {collection}: give the query texts and the passage texts", "topics", "collection")
+        raise UserError(
+            "{topics}, {collection}: give the query texts and the passage texts", "topics", "collection"
+        )
     if not isinstance(topics, dict | str | os.PathLike):
         raise expected("topics", "a queries file or {qid: text}", topics)
     source = dict(topics) if isinstance(topics, dict) else Path(topics)

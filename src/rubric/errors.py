@@ -16,7 +16,7 @@ import re
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, cast
 
 T = TypeVar("T")
 
@@ -95,7 +95,7 @@ def expected(parameter: str, what: str, value: object) -> UserError:
 REMOVAL = "0.3.0"
 
 
-def renamed(old: str, new: str, old_value: T | None, new_value: T | None) -> T | None:
+def renamed(old: str, new: str, old_value: object, new_value: T) -> T:
     """The value of keyword ``new``, given either as ``new`` or (deprecated: a
     :class:`DeprecationWarning` naming the removal version) as ``old``; both is an error."""
     if old_value is None:
@@ -107,4 +107,4 @@ def renamed(old: str, new: str, old_value: T | None, new_value: T | None) -> T |
         DeprecationWarning,
         stacklevel=3,
     )
-    return old_value
+    return cast(T, old_value)  # the old keyword took what the new one takes

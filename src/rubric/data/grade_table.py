@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
-from pathlib import Path
 from dataclasses import asdict, dataclass, fields
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rubric.data.files import PathLike
@@ -59,7 +59,9 @@ def rows_of(query: QueryRecord) -> Iterator[GradeRow]:
             kind = g.kind
             if g.exam:
                 answers = g.answers()
-                graded = [(item, grade, answers.get(item, "")) for item, grade in g.grades.items()]
+                graded: list[tuple[str | None, int, str]] = [
+                    (item, grade, answers.get(item, "")) for item, grade in g.grades.items()
+                ]
             else:
                 graded = [(None, g.direct_grade, g.answer_text())]
             for item, grade, answer in graded:
@@ -116,7 +118,6 @@ class GradedQueries:
     def __repr__(self) -> str:
         passages = sum(len(q.paragraphs) for q in self.queries)
         return f"<{type(self).__name__}: {len(self.queries)} queries, {passages} passages>"
-
 
 
 GradedLike = PathLike | GradedQueries | list[QueryWithFullParagraphList]

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from rubric.data.grade_table import GradedLike, open_graded
 from rubric.data.graded import QueryRecord
-from rubric.data.models import QueryWithFullParagraphList, TestBank
+from rubric.data.models import TestBank
 from rubric.data.query_selection import Queries, QuerySelection, absent_note
 from rubric.data.select import DIRECT, ITEM_TYPES, GradeFilter, GradeKind, resolve_kind
 from rubric.data.table import check_format

@@ -18,7 +18,6 @@ from pathlib import Path
 from rubric.data.grade_table import GradedLike, open_graded
 from rubric.data.graded import Graded
 from rubric.data.labels import GradeMap, LabelRule, direct_label, merge_preferred
-from rubric.data.models import QueryWithFullParagraphList
 from rubric.data.query_selection import Queries, QuerySelection, absent_note
 from rubric.data.select import DIRECT, GradeFilter, GradeKind, resolve_kind
 from rubric.errors import UserError

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-
 from typing import TYPE_CHECKING
 
 from rubric.data.table import latex_escape
@@ -120,9 +119,11 @@ class Report:
         :meth:`to_tsv` or :meth:`to_dataframe`)."""
         rows, more = self._shown(REPR_RUNS)
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-        lines = [f"<{type(self).__name__} {self.title!r}: {len(self.runs)} runs x {len(self.measures)} measures>"]
-        lines += ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
-                  for r in rows]  # fmt: skip
+        size = f"{len(self.runs)} runs x {len(self.measures)} measures"
+        lines = [f"<{type(self).__name__} {self.title!r}: {size}>"]
+        for row in rows:  # the run name left-aligned, the numbers right-aligned
+            cells = [row[0].ljust(widths[0]), *(c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True))]
+            lines.append("  ".join(cells))
         if more:
             lines.append(f"... {more} more runs")
         return "\n".join(line.rstrip() for line in lines)
@@ -133,9 +134,7 @@ class Report:
 
         rows, more = self._shown(HTML_RUNS)
         head = "".join(f"<th>{escape(c)}</th>" for c in rows[0])
-        body = "".join(
-            "<tr>" + "".join(f"<td>{escape(c)}</td>" for c in r) + "</tr>" for r in rows[1:]
-        )
+        body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in r) + "</tr>" for r in rows[1:])
         tail = f"<p>... {more} more runs</p>" if more else ""
         caption = f"<caption>{escape(self.title)}</caption>"
         return f"<table>{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{tail}"
