@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import logging
 import sys
 import typing
 from collections.abc import Callable
@@ -79,6 +80,26 @@ def phase_app(help_text: str, **settings: Any) -> typer.Typer:
 def info(message: str) -> None:
     """Progress and summaries go to stderr; stdout is for results."""
     print(message, file=sys.stderr, flush=True)
+
+
+class _Stderr(logging.Handler):
+    """The ``rubric`` logger's messages as the command's stderr lines: notes as they are,
+    warnings marked ``rubric: warning:``. ``sys.stderr`` is looked up per message, so a
+    redirected stderr (a test, a wrapper) gets them."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        text = record.getMessage()
+        info(text if record.levelno < logging.WARNING else f"rubric: warning: {text}")
+
+
+def show_log() -> None:
+    """The library logs to the ``rubric`` logger (:mod:`logging`) and never prints; the command
+    shows its notes and warnings on stderr. Called once per run; a second call changes nothing."""
+    logger = logging.getLogger("rubric")
+    if not any(isinstance(h, _Stderr) for h in logger.handlers):
+        logger.addHandler(_Stderr())
+    logger.setLevel(logging.INFO)
+    logger.propagate = False  # not twice when the caller configured the root logger
 
 
 def emit(text: str, output: Path | None) -> None:

@@ -17,16 +17,19 @@ parameter; pairs that failed after every retry are returned, not raised.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-import sys
+import logging
 import tempfile
-from collections.abc import Callable, Iterable, Sequence
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rubric.data.grade_table import GradedQueries
 from rubric.data.models import QueryWithFullParagraphList, TestBank
+from rubric.errors import REMOVAL
 from rubric.grading.engine import GradeStats
 from rubric.grading.runner import CHUNK_PAIRS
 from rubric.grading.settings import GradeOutcome, GradeSettings
@@ -49,10 +52,6 @@ class Graded(GradedQueries):
         return write_passages(path, self.queries)
 
 
-def _stderr(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
 def grade(
     passages: str | Path | Iterable[QueryWithFullParagraphList] | GradedQueries,
     bank: str | Path | Iterable[TestBank] | None = None,
@@ -69,7 +68,7 @@ def grade(
     fast: bool = True,
     prompt_files: Sequence[str | Path] = (),
     checkpoint_pairs: int = CHUNK_PAIRS,
-    report: Callable[[str], None] = _stderr,
+    report: Callable[[str], None] | None = None,
     **settings: Any,
 ) -> Graded:
     """Grade every (passage, item) pair of ``bank`` -- or, with ``bank=None``, every (passage,
@@ -86,7 +85,8 @@ def grade(
     :class:`~rubric.llm.settings.LocalSettings` (``device="cpu"``, ``batch_size``, ...),
     :class:`~rubric.llm.settings.ApiSettings` (``base_url``, ``concurrency``, ...) and the
     scale-out fields of :class:`~rubric.grading.settings.GradeSettings` (``shard``,
-    ``workers``, ...). ``report`` receives notes and warnings (default: stderr).
+    ``workers``, ...). Notes and warnings go to the ``rubric`` logger (``report=``, a callback
+    that received them, is deprecated).
     """
     from rubric.data.jsonl import read_passages
     from rubric.errors import UserError, renamed
@@ -104,7 +104,7 @@ def grade(
         passages = passages.queries
     chosen = [prompts] if isinstance(prompts, str) else list(prompts)
     grouped = _split(settings)
-    with tempfile.TemporaryDirectory(prefix="rubric-grade-api-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="rubric-grade-api-") as tmp, _forwarded(report):
         files = _files(Path(tmp), passages=passages, bank=bank, queries=topics)
         target = Path(output) if output is not None else Path(tmp) / "graded.jsonl"
         run = GradeSettings(
@@ -119,12 +119,45 @@ def grade(
             query=None if selected is None else list(selected),
             **grouped,
         )
-        outcome = run.grade(
-            files.passages, chosen, files.bank, files.queries, report=report, given=files.given
-        )
+        outcome = run.grade(files.passages, chosen, files.bank, files.queries, given=files.given)
         graded = list(read_passages(target))
     assert outcome.stats is not None  # GradeSettings.grade always counts
     return Graded(graded, outcome.stats, outcome)
+
+
+class _Callback(logging.Handler):
+    """The messages of the ``rubric`` logger, handed to a callback."""
+
+    def __init__(self, callback: Callable[[str], None]):
+        super().__init__(logging.INFO)
+        self.callback = callback
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.callback(record.getMessage())
+
+
+@contextlib.contextmanager
+def _forwarded(report: Callable[[str], None] | None) -> Iterator[None]:
+    """The deprecated ``report=`` of :func:`grade`: the logger's messages go to it meanwhile."""
+    if report is None:
+        yield
+        return
+    warnings.warn(
+        f"report= is deprecated and will be removed in rubric-workbench {REMOVAL}; notes go to the "
+        "'rubric' logger",
+        DeprecationWarning,
+        stacklevel=4,
+    )
+    logger, handler = logging.getLogger("rubric"), _Callback(report)
+    level = logger.level
+    logger.addHandler(handler)
+    if not logger.isEnabledFor(logging.INFO):
+        logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
 
 
 @dataclass

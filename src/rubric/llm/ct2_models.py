@@ -24,10 +24,10 @@ decoder-only models and our prompts never use.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import re
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 from types import ModuleType
@@ -38,6 +38,7 @@ from rubric.llm.cache_dir import models_dir
 from rubric.llm.packaged import resolve_model
 
 #: What ``--compute-type`` accepts; ``auto``: float32 on CPU (grades equal transformers'), float16 on CUDA.
+log = logging.getLogger(__name__)
 COMPUTE_TYPES = ("auto", "float32", "int8", "int8_float16", "float16")
 AUTO_COMPUTE = {"cpu": "float32", "cuda": "float16"}
 MODEL_FILE = "model.bin"
@@ -280,7 +281,7 @@ def convert(source: Path, target: Path, compute_type: str, model: str) -> Path:
             "RUBRIC_CACHE_DIR to a folder this user can write",
             "model",
         ) from None
-    print(f"converting {model} once to {target} (CTranslate2, {compute_type})", file=sys.stderr, flush=True)
+    log.info("converting %s once to %s (CTranslate2, %s)", model, target, compute_type)
     try:
         try:
             Converter(str(source)).convert(str(tmp), quantization=compute_type, force=True)
