@@ -166,8 +166,9 @@ def guard_outputs(command: Callable[..., Any]) -> Callable[..., Any]:
     Only the input named by :func:`updates_in_place` may be the output. Inputs are the path
     parameters and the existing files that text parameters name (:func:`_named_paths`); an
     output that cannot be written (a folder, a read-only folder) is refused too.
-    A command with several outputs writes them together (:func:`rubric.data.files.outputs_together`):
-    all or none.
+    A command with several outputs writes them together: all or none. The rule itself is the
+    library's (:func:`rubric.data.files.guarded_outputs`, which ``rubric.grade`` applies too);
+    this wrapper only finds a command's inputs and outputs in its parameters.
 
     Applied to every command by :mod:`rubric.cli.main`, so no command can forget it.
     """
@@ -177,8 +178,7 @@ def guard_outputs(command: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(command)
     def guarded(*args: Any, **kwargs: Any) -> Any:
-        from rubric.data.files import check_output, check_writable, outputs_together, same_output
-        from rubric.errors import UserError
+        from rubric.data.files import guarded_outputs
 
         values = signature.bind_partial(*args, **kwargs).arguments
         inputs: list[tuple[str, Path]] = []
@@ -192,16 +192,7 @@ def guard_outputs(command: Callable[..., Any]) -> Callable[..., Any]:
                 outputs.extend((label, p) for p in _paths(value))
             else:
                 inputs.extend((label, p) for p in [*_paths(value), *_named_paths(value)])
-        for i, (label, path) in enumerate(outputs):
-            check_output(path, inputs, name=label)
-            for other_label, other in outputs[:i]:
-                if same_output(path, other):
-                    raise UserError(f"{label} {path}: is also the output of {other_label}")
-        for _, path in outputs:
-            check_writable(path)
-        if len(outputs) < 2:
-            return command(*args, **kwargs)
-        with outputs_together():
+        with guarded_outputs(outputs, inputs):
             return command(*args, **kwargs)
 
     return guarded

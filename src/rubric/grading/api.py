@@ -23,10 +23,11 @@ import logging
 import tempfile
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rubric.data.files import Labelled, guarded_outputs
 from rubric.data.grade_table import GradedQueries
 from rubric.data.models import QueryWithFullParagraphList, TestBank
 from rubric.errors import REMOVAL
@@ -44,12 +45,16 @@ class Graded(GradedQueries):
 
     stats: GradeStats
     outcome: GradeOutcome | None = None
+    inputs: list[Labelled] = field(default_factory=list)
+    """The files grading read besides the passages (bank, topics, prompt files): never written."""
 
     def write(self, path: str | Path) -> int:
-        """Write the graded passages file (atomically); returns the number of queries."""
+        """Write the graded passages file (atomically: all or nothing); returns the number of
+        queries. ``path`` may be the passages file graded (its new version), not another input."""
         from rubric.data.jsonl import write_passages
 
-        return write_passages(path, self.queries)
+        with guarded_outputs([("path", path)], self.inputs):
+            return write_passages(path, self.queries)
 
 
 def grade(
@@ -102,9 +107,25 @@ def grade(
         )
     if isinstance(passages, GradedQueries):
         passages = passages.queries
+    inputs: list[Labelled] = [
+        (name, Path(value))
+        for name, values in (
+            ("bank", [bank]),
+            ("topics", [topics]),
+            ("cache", [cache]),
+            ("prompt_files", prompt_files),
+        )
+        for value in values
+        if isinstance(value, str | Path)
+    ]  # the passages file may be the output: grading in place, as `rubric grade` does
     chosen = [prompts] if isinstance(prompts, str) else list(prompts)
     grouped = _split(settings)
-    with tempfile.TemporaryDirectory(prefix="rubric-grade-api-") as tmp, _forwarded(report):
+    outputs = [] if output is None else [("output", Path(output))]
+    with (
+        guarded_outputs(outputs, inputs),
+        tempfile.TemporaryDirectory(prefix="rubric-grade-api-") as tmp,
+        _forwarded(report),
+    ):
         files = _files(Path(tmp), passages=passages, bank=bank, queries=topics)
         target = Path(output) if output is not None else Path(tmp) / "graded.jsonl"
         run = GradeSettings(
@@ -122,7 +143,7 @@ def grade(
         outcome = run.grade(files.passages, chosen, files.bank, files.queries, given=files.given)
         graded = list(read_passages(target))
     assert outcome.stats is not None  # GradeSettings.grade always counts
-    return Graded(graded, outcome.stats, outcome)
+    return Graded(graded, outcome.stats, outcome, inputs)
 
 
 class _Callback(logging.Handler):
