@@ -160,3 +160,20 @@ def test_report_to_dataframe_is_the_long_table_and_its_per_query_values():
     assert frame.shape == (6, 5) and frame.iloc[0].run == "run-02" and math.isnan(frame.iloc[0].stderr)
     per_query = report.to_dataframe(per_query=True)
     assert per_query.pivot(index="run", columns="measure", values="value").loc["run-01", "P@5"] == 0.01
+
+
+def test_meta_evaluate_takes_the_reports_of_leaderboards(graded):
+    """`rubric.meta_evaluate` compares leaderboards given as the Reports `rubric.leaderboard`
+    returns, as it compares their files."""
+    tiny = ROOT / "examples" / "tiny"
+    human = rubric.leaderboard(tiny / "qrels.txt", [tiny / "runs"], ["nDCG@10", "P@5"], level=2)
+    shuffled = rubric.leaderboard(tiny / "qrels.txt", [tiny / "runs"], ["nDCG@10", "P@5"], level=1)
+    report = rubric.meta_evaluate([("level 1", shuffled)], human, resamples=0)
+    rows = {r.measure: r for r in report.rows}
+    assert set(rows) == {"nDCG@10", "P@5"}
+    assert rows["nDCG@10"].runs == 3 and rows["nDCG@10"].tau_run == 1.0  # nDCG ignores the level
+    assert rows["nDCG@10"].topics == 5 and rows["nDCG@10"].tau_topic_avg == 1.0  # per-query values kept
+    with pytest.raises(
+        rubric.UserError, match="^reference: expected a Report, a ScoreTable or a score file, got int$"
+    ):
+        rubric.meta_evaluate([("x", human)], 3)

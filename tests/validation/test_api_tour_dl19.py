@@ -25,7 +25,7 @@ def test_the_tour_on_dl19(shared, needs, tmp_path):
         "bank": shared("rubric-workbench", "rubric-evaluation", "phase1-data", "dl19-nuggets.jsonl.gz"),
     }
     root = files["topics"].parents[1]
-    cell = data_cell(root, {name: str(path.relative_to(root)) for name, path in files.items()}, depth=10)
+    cell = data_cell(root, {name: str(path.relative_to(root)) for name, path in files.items()}, depth=5)
     out = run_tour(cell, tmp_path, timeout=1800)
     assert out.startswith("43 queries, ")
     correlation = out[out.index("runs\tspearman\tkendall\n") :].splitlines()[1].split("\t")
