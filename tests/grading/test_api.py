@@ -87,6 +87,14 @@ def test_queries_selects_query_ids_as_in_every_verb_and_query_is_its_old_name(se
     with pytest.warns(DeprecationWarning, match=r"^query= is deprecated .* 0\.3\.0; use queries=$"):
         old = rubric.grade(pool, topics=topics, query=["q2"], prompts="Sun", model=str(t5), device="cpu")
     assert [q.to_json() for q in old.queries] == [q.to_json() for q in some.queries]
+    got: list[str] = []  # the deprecated callback: it receives the logger's messages meanwhile
+    with pytest.warns(
+        DeprecationWarning, match=r"^report= is deprecated .* 0\.3\.0; notes go to the 'rubric' logger$"
+    ):
+        rubric.grade(
+            pool, topics=topics, queries=["q2", "q9"], prompts="Sun", model=str(t5), report=got.append
+        )
+    assert got == [f"--query/--queries: query q9 is not in {pool}"]
     again = rubric.grade(some, BANK, prompts=SELF, model=str(t5), device="cpu")  # a Graded as passages
     assert [q.queryId for q in again.queries] == ["q2"]
     assert {r.prompt_class for r in again.rows()} == {"Sun", SELF}
