@@ -111,7 +111,7 @@ def resolve_ct2_device(
     missing = missing_cuda_library(libraries) if gpus else None
     if kind == "auto":
         if missing:
-            print(f"rubric: warning: CTranslate2 runs on the CPU: {cuda_hint(missing)}", file=sys.stderr)
+            log.warning("CTranslate2 runs on the CPU: %s", cuda_hint(missing))
         return ("cuda", 0) if gpus and not missing else ("cpu", 0)
     if missing:
         raise UserError(f"{{device}} {device}: {cuda_hint(missing)}", "device")
