@@ -207,10 +207,7 @@ def discard_conversion(target: Path, model: str, reason: str) -> None:
     """Remove a cached conversion that CTranslate2 cannot load (a truncated ``model.bin``, a
     damaged vocabulary), so that it is converted again; first renamed aside, so that a
     half-removed folder is never taken for a conversion."""
-    print(
-        f"the cached conversion {target} of {model} is damaged ({reason}); converting it again",
-        file=sys.stderr,
-    )
+    log.warning("the cached conversion %s of %s is damaged (%s); converting it again", target, model, reason)
     aside = target.with_name(f".{target.name}.damaged-{os.getpid()}")
     try:
         os.rename(target, aside)
