@@ -4,10 +4,15 @@ The public API, one verb per step, each taking paths or loaded objects and retur
 report object (``to_tsv()``, ``to_json()``, ``to_latex()``)::
 
     import rubric
-    passages = rubric.pool("queries.json", ["runs/"], "collection.tsv", qrels="qrels.txt")
+    passages = rubric.pool("topics.json", ["runs/"], "collection.tsv", qrels="qrels.txt")
     graded = rubric.grade(passages, "nuggets.jsonl", prompts="NuggetSelfRatedPrompt", backend="embedding")
+    graded.to_dataframe()                     # one row per grade (pandas)
     board = rubric.leaderboard(rubric.qrels(graded), ["runs/"], "nDCG@10", level=4)
-    print(board.to_tsv())
+    board                                     # a short table; board.to_dataframe(), board.to_tsv()
+
+Library modules log to the ``rubric`` logger (the CLI shows its messages on stderr); a notebook
+sees warnings through Python's default handler and can turn on the rest with
+``logging.getLogger("rubric").setLevel(logging.INFO)`` plus a handler.
 
 Names load on first use (PEP 562), so ``import rubric`` loads nothing heavy: torch, transformers
 and openai only when a backend is built, pytrec_eval and scipy when something is scored.
@@ -22,6 +27,7 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time the names load on first use
     from rubric.api import pool, qrels
+    from rubric.data.grade_table import GradeRow, read_graded
     from rubric.data.jsonl import read_bank, read_passages, write_bank, write_passages
     from rubric.data.queries import read_queries
     from rubric.data.query_selection import QuerySelection
@@ -47,10 +53,12 @@ _EXPORTS = {
     "write_bank": "rubric.data.jsonl",
     "read_queries": "rubric.data.queries",
     "read_qrels": "rubric.data.trec",
+    "read_graded": "rubric.data.grade_table",
     # phases
     "pool": "rubric.api",
     "grade": "rubric.grading.api",
     "Graded": "rubric.grading.api",
+    "GradeRow": "rubric.data.grade_table",
     "qrels": "rubric.api",
     "leaderboard": "rubric.evaluate.leaderboards",
     "cover": "rubric.evaluate.coverage",

@@ -4,53 +4,66 @@
 objects, with the defaults of the matching command, so a notebook can go from runs to a
 leaderboard without files in between::
 
-    passages = rubric.pool("queries.json", ["runs/"], ["collection.tsv"], qrels="qrels.txt")
+    passages = rubric.pool("topics.json", ["runs/"], ["collection.tsv"], qrels="qrels.txt")
     graded = rubric.grade(passages, "nuggets.jsonl", prompts="NuggetSelfRatedPrompt", backend="embedding")
     board = rubric.leaderboard(rubric.qrels(graded), ["runs/"], "nDCG@10")
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from rubric.data.grade_table import GradedLike, as_graded
 from rubric.data.labels import LabelRule
 from rubric.data.models import QueryWithFullParagraphList
 from rubric.data.query_selection import QuerySelection
 from rubric.data.select import GradeFilter
-from rubric.errors import UserError
+from rubric.errors import UserError, expected, renamed
 from rubric.evaluate.qrels import QrelsResult, build_qrels
-from rubric.grading.api import Graded
-
-PassagesLike = str | Path | Iterable[QueryWithFullParagraphList] | Graded
 
 
-def _queries_of(passages: PassagesLike) -> str | Path | list[QueryWithFullParagraphList]:
-    if isinstance(passages, Graded):
-        return passages.queries
-    return passages if isinstance(passages, str | Path) else list(passages)
+def paths(value: object, parameter: str) -> list[Path]:
+    """One path or several, as a list; anything else is a one-line error naming ``parameter``."""
+    if isinstance(value, str | os.PathLike):
+        return [Path(value)]
+    items = list(value) if isinstance(value, Iterable) else None
+    if items is not None and all(isinstance(v, str | os.PathLike) for v in items):
+        return [Path(v) for v in items]
+    raise expected(parameter, "a path or a list of paths", value)
 
 
 def pool(
-    queries: str | Path | dict[str, str],
-    runs: Iterable[str | Path],
-    collection: str | Path | Iterable[str | Path],
+    topics: str | Path | dict[str, str] | None = None,
+    runs: Iterable[str | Path] = (),
+    collection: str | Path | Iterable[str | Path] | None = None,
     *,
     qrels: str | Path | None = None,
     top_k: int = 20,
     name_from: str = "tag",
     allow_missing: bool = False,
+    queries: str | Path | dict[str, str] | None = None,
 ) -> list[QueryWithFullParagraphList]:
     """The passages to grade, as ``rubric convert runs`` pools them: the top ``top_k`` of every
-    run (files or directories) plus every judged passage, texts from ``collection``."""
+    run (files or directories) plus every judged passage, texts from ``collection``.
+
+    ``topics`` are the query texts: a queries file (``--topics``) or ``{qid: text}``
+    (``queries=`` is its deprecated old name)."""
     from rubric.convert.pool import pool_inputs
 
-    files = [Path(collection)] if isinstance(collection, str | Path) else [Path(c) for c in collection]
-    source = dict(queries) if isinstance(queries, dict) else Path(queries)
+    topics = renamed("queries", "topics", queries, topics)
+    if topics is None or collection is None:
+        raise UserError(
+            "{topics}, {collection}: give the query texts and the passage texts", "topics", "collection"
+        )
+    if not isinstance(topics, dict | str | os.PathLike):
+        raise expected("topics", "a queries file or {qid: text}", topics)
+    source = dict(topics) if isinstance(topics, dict) else Path(topics)
     passages, _ = pool_inputs(
         source,
-        [Path(r) for r in runs],
-        files,
+        paths(runs, "runs"),
+        paths(collection, "collection"),
         qrels=None if qrels is None else Path(qrels),
         top_k=top_k,
         name_from=name_from,
@@ -60,7 +73,7 @@ def pool(
 
 
 def qrels(
-    graded: PassagesLike,
+    graded: GradedLike,
     prompt_class: str | None = None,
     *,
     llm: str | None = None,
@@ -84,7 +97,7 @@ def qrels(
             "count grades >= T as relevant with leaderboard(..., level=T))"
         )
     return build_qrels(
-        _queries_of(graded),
+        as_graded(graded, "graded"),
         selection=GradeFilter(prompt_class, llm, prompt_type),
         rule=LabelRule.parse(label, min_grade),
         per_item=per_item,

@@ -13,8 +13,12 @@ with the CLI's table, ``--workers``), so one message serves both.
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar, cast
+
+T = TypeVar("T")
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _ALL_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -79,3 +83,28 @@ def printable(text: str, *, lines: bool = True) -> str:
     shown as ``\\n`` and ``\\t`` too."""
     pattern = _CONTROL if lines else _ALL_CONTROL
     return pattern.sub(lambda m: repr(m.group())[1:-1], text)
+
+
+def expected(parameter: str, what: str, value: object) -> UserError:
+    """The one-line error for a library argument of the wrong kind, naming the parameter, what it
+    takes and what it got (``{measures}: expected a name or an ir_measures measure, got int``)."""
+    return UserError(f"{{{parameter}}}: expected {what}, got {type(value).__name__}", parameter)
+
+
+#: The version that removes the keywords and spellings deprecated in this one.
+REMOVAL = "0.3.0"
+
+
+def renamed(old: str, new: str, old_value: object, new_value: T) -> T:
+    """The value of keyword ``new``, given either as ``new`` or (deprecated: a
+    :class:`DeprecationWarning` naming the removal version) as ``old``; both is an error."""
+    if old_value is None:
+        return new_value
+    if new_value is not None:
+        raise UserError(f"{{{old}}}, {{{new}}}: give {new} only ({old} is its old name)", old, new)
+    warnings.warn(
+        f"{old}= is deprecated and will be removed in rubric-workbench {REMOVAL}; use {new}=",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return cast(T, old_value)  # the old keyword took what the new one takes

@@ -26,6 +26,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "hf": ("torch", "transformers"),
     "ray": ("ray",),
     "plot": ("matplotlib",),
+    "notebook": ("pandas",),
     "learn": ("sklearn",),
     "irds": ("ir_datasets",),
     "ct2": ("ctranslate2", "torch", "transformers"),

@@ -66,11 +66,38 @@ def test_direct_grading_and_the_cache(setup):
     root, t5, pool = setup
     cache = root / "cache.sqlite"
     queries = {"q1": "how do bees make honey", "q2": "why is the sky blue", "q3": "what causes tides"}
-    first = rubric.grade(pool, queries=queries, prompts=["Sun"], model=str(t5), cache=cache, device="cpu")
+    first = rubric.grade(pool, topics=queries, prompts=["Sun"], model=str(t5), cache=cache, device="cpu")
     assert all(p.grades and p.grades[0].prompt_class == "Sun" for q in first.queries for p in q.paragraphs)
-    second = rubric.grade(pool, queries=queries, prompts="Sun", model=str(t5), cache=cache, device="cpu")
+    with pytest.warns(DeprecationWarning, match=r"^queries= is deprecated .* 0\.3\.0; use topics=$"):
+        second = rubric.grade(pool, queries=queries, prompts="Sun", model=str(t5), cache=cache, device="cpu")
     assert second.stats.cached == second.stats.pairs == first.stats.pairs
     assert [q.to_json() for q in second.queries] == [q.to_json() for q in first.queries]
+    rows = list(second.rows())  # one direct grade per passage, as the flat table shows it
+    assert len(rows) == sum(len(q.paragraphs) for q in second.queries)
+    assert {(r.item, r.prompt_class, r.prompt_type) for r in rows} == {(None, "Sun", "direct")}
+
+
+def test_queries_selects_query_ids_as_in_every_verb_and_query_is_its_old_name(setup):
+    """`queries=` is a list of query ids as in every other verb (`query=` warns); the result of
+    one `rubric.grade` (or `rubric.pool`) is the passages of the next."""
+    _, t5, pool = setup
+    topics = {"q1": "how do bees make honey", "q2": "why is the sky blue", "q3": "what causes tides"}
+    some = rubric.grade(pool, topics=topics, queries=["q2"], prompts="Sun", model=str(t5), device="cpu")
+    assert [q.queryId for q in some.queries] == ["q2"]
+    with pytest.warns(DeprecationWarning, match=r"^query= is deprecated .* 0\.3\.0; use queries=$"):
+        old = rubric.grade(pool, topics=topics, query=["q2"], prompts="Sun", model=str(t5), device="cpu")
+    assert [q.to_json() for q in old.queries] == [q.to_json() for q in some.queries]
+    got: list[str] = []  # the deprecated callback: it receives the logger's messages meanwhile
+    with pytest.warns(
+        DeprecationWarning, match=r"^report= is deprecated .* 0\.3\.0; notes go to the 'rubric' logger$"
+    ):
+        rubric.grade(
+            pool, topics=topics, queries=["q2", "q9"], prompts="Sun", model=str(t5), report=got.append
+        )
+    assert got == [f"--query/--queries: query q9 is not in {pool}"]
+    again = rubric.grade(some, BANK, prompts=SELF, model=str(t5), device="cpu")  # a Graded as passages
+    assert [q.queryId for q in again.queries] == ["q2"]
+    assert {r.prompt_class for r in again.rows()} == {"Sun", SELF}
 
 
 def test_errors_name_parameters_and_bad_settings_are_type_errors(setup):
@@ -79,7 +106,7 @@ def test_errors_name_parameters_and_bad_settings_are_type_errors(setup):
         rubric.grade(pool, BANK, prompts=SELF, model=str(t5), checkpoint_pairs=0)
     with pytest.raises(UserError, match="^concurrency: must be at least 1"):
         rubric.grade(pool, BANK, prompts=SELF, backend="openai", model="m", concurrency=0)
-    with pytest.raises(UserError, match="^bank, queries: give one"):
+    with pytest.raises(UserError, match="^bank, topics: give one"):
         rubric.grade(pool, prompts="Sun")
     with pytest.raises(TypeError, match="unexpected keyword arguments: no_such_setting"):
         rubric.grade(pool, BANK, prompts=SELF, no_such_setting=1)

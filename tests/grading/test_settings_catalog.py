@@ -34,26 +34,22 @@ def test_bad_options_fail_before_anything_is_read(tmp_path: Path):
     """The library names its parameters; the CLI spells them as its options."""
     missing = tmp_path / "no-such-passages.jsonl"
     with pytest.raises(UserError, match="^workers: must be at least 0, got -1$") as workers:
-        GradeSettings(tmp_path / "out.jsonl", workers=-1).grade(
-            missing, ["Sun"], queries=missing, report=print
-        )
+        GradeSettings(tmp_path / "out.jsonl", workers=-1).grade(missing, ["Sun"], queries=missing)
     assert workers.value.spelled(flag) == "--workers: must be at least 0, got -1"
     with pytest.raises(UserError, match="^checkpoint_pairs: must be at least 1") as pairs:
-        GradeSettings(tmp_path / "out.jsonl", checkpoint_pairs=0).grade(
-            missing, ["Sun"], queries=missing, report=print
-        )
+        GradeSettings(tmp_path / "out.jsonl", checkpoint_pairs=0).grade(missing, ["Sun"], queries=missing)
     assert pairs.value.spelled(flag).startswith("--checkpoint-pairs: must be at least 1")
     assert not (tmp_path / "out.jsonl").exists()
 
 
 def test_direct_grading_with_a_server_sums_up_and_lists_failures(passages: Path, tmp_path: Path):
-    out, progress = tmp_path / "graded.jsonl", []
+    out = tmp_path / "graded.jsonl"
     with serve(fail_rate=1.0, seed=3) as srv:
         settings = GradeSettings(
             out, backend="openai", model="t", no_cache=True, query=["q1"],
             api=ApiSettings(base_url=srv.url, max_retries=0, concurrency=1),
         )  # fmt: skip
-        outcome = settings.grade(passages, ["Sun"], queries=TINY / "queries.tsv", report=progress.append)
+        outcome = settings.grade(passages, ["Sun"], queries=TINY / "queries.tsv")
     assert [q.queryId for q in read_passages(out)] == ["q1"]
     assert outcome.summary[1] == f"wrote {out}: 1 query"
     assert outcome.failures and outcome.what == "pair"

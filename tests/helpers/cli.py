@@ -6,7 +6,8 @@ the command loads torch; :func:`run_cli` instead calls the console entry point
 and command-line mistakes exit 2, Ctrl-C 130, a bug 1 with its traceback on stderr). What a new
 process would start with is set up around the call and put back afterwards: ``sys.argv``, the
 standard streams (``input`` becomes standard input), the environment, the working directory,
-signal handlers, torch's thread count and the record of standard input already read.
+signal handlers, torch's thread count, the ``rubric`` logger's handlers and the record of
+standard input already read.
 
 What an in-process run cannot show stays a subprocess (:func:`run_cli_subprocess`, tests marked
 ``subprocess``): signals and kills, resuming after a kill, pipes, fifos and ``/dev/fd/1``, the
@@ -18,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import io
+import logging
 import os
 import signal
 import subprocess
@@ -187,6 +189,8 @@ def _fresh_process(
     main.__package__ = "rubric"
     main.__spec__ = importlib.util.find_spec("rubric.__main__")
     files._consumed.clear()  # standard input and pipes read by an earlier command
+    logger = logging.getLogger("rubric")  # the command shows it on stderr (cli.common.show_log)
+    saved_logger = (list(logger.handlers), logger.level, logger.propagate)
     try:
         os.environ.update(env or {})
         if cwd is not None:
@@ -211,6 +215,7 @@ def _fresh_process(
         elif "torch" in sys.modules:  # the command loaded torch: one thread, as OMP_NUM_THREADS says
             sys.modules["torch"].set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
         files._consumed.clear()
+        logger.handlers[:], logger.level, logger.propagate = saved_logger
 
 
 def assert_user_error(result, *fragments: str) -> None:

@@ -41,11 +41,14 @@ def test_default_is_the_xdg_cache(clean_env, tmp_path, capsys):
     assert capsys.readouterr().err == ""
 
 
-def test_the_old_variable_still_names_the_response_file_with_one_warning(clean_env, tmp_path, capsys):
+def test_the_old_variable_still_names_the_response_file_with_one_warning(clean_env, tmp_path, caplog):
+    """The library logs the warning (the command prints it as `rubric: warning: ...`)."""
     clean_env.setenv("RUBRIC_CACHE", str(tmp_path / "old.sqlite"))
     assert default_cache_path() == tmp_path / "old.sqlite"
-    err = capsys.readouterr().err.splitlines()
-    assert len(err) == 1 and err[0].startswith(WARNING) and str(tmp_path / "old.sqlite") in err[0]
+    (record,) = caplog.records
+    assert record.name == "rubric.llm.cache_dir" and record.levelname == "WARNING"
+    assert record.getMessage().startswith(WARNING.removeprefix("rubric: warning: "))
+    assert str(tmp_path / "old.sqlite") in record.getMessage()
     assert models_dir() == tmp_path / "xdg" / "rubric-workbench" / "models"  # it never named models
 
 

@@ -4,6 +4,7 @@ what they write, the lines they report (in order), and that refused input writes
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -68,30 +69,34 @@ def reviews(tmp_path, graded, fx) -> list[Path]:
     return [alice, bob]
 
 
-def test_grading_report_notes_the_counts_after_the_table(selection, tmp_path):
-    lines: list[str] = []
+@pytest.fixture
+def noted(caplog):
+    """The notes the reports log (the `rubric` logger, which the command prints), so far."""
+    caplog.set_level(logging.INFO, logger="rubric")
+    return lambda: [r.getMessage() for r in caplog.records if r.name.startswith("rubric.")]
+
+
+def test_grading_report_notes_the_counts_after_the_table(selection, tmp_path, noted):
     out = tmp_path / "grading.tsv"
-    counts = grading_report(selection, None, 120, fmt="tsv", output=out, note=lines.append)
+    counts = grading_report(selection, None, 120, fmt="tsv", output=out)
+    lines = noted()
     assert counts == {"grades": 21, "items": 5, "queries": 2}
     assert lines[-1] == "21 grades of 5 items in 2 queries"
     assert "1 passages have no" in lines[0]
     assert out.read_text(encoding="utf-8").count("\n") > 21
 
 
-def test_uncovered_report_notes_its_counts(selection, tmp_path):
-    lines: list[str] = []
-    table = uncovered_report(
-        selection, 2, 4, width=200, fmt="md", output=tmp_path / "u.md", note=lines.append
-    )
+def test_uncovered_report_notes_its_counts(selection, tmp_path, noted):
+    table = uncovered_report(selection, 2, 4, width=200, fmt="md", output=tmp_path / "u.md")
+    lines = noted()
     assert lines[-1] == table.notes[0] == "1 of 3 relevant passages uncovered in 2 queries"
 
 
-def test_impact_report_writes_the_bank_still_to_grade(selection, tmp_path, fx):
+def test_impact_report_writes_the_bank_still_to_grade(selection, tmp_path, fx, noted):
     before = fx.write_bank_file(tmp_path / "before.jsonl.gz")
     edited = {**fx.QUESTIONS, "q1": {"a": fx.QUESTIONS["q1"]["a"], "x": "what do cats drink?"}}
     after = fx.write_bank_file(tmp_path / "after.jsonl.gz", edited)
     todo = tmp_path / "todo.jsonl.gz"
-    lines: list[str] = []
     result = impact_report(
         selection,
         before,
@@ -100,9 +105,8 @@ def test_impact_report_writes_the_bank_still_to_grade(selection, tmp_path, fx):
         fmt="tsv",
         output=tmp_path / "i.tsv",
         needs_grading=todo,
-        note=lines.append,
     )
-    assert lines[-2:] == [
+    assert noted()[-2:] == [
         f"wrote {todo}: 1 banks with items to grade",
         result.changes_table().notes[0] + "; " + result.items_table().notes[0],
     ]
@@ -110,13 +114,12 @@ def test_impact_report_writes_the_bank_still_to_grade(selection, tmp_path, fx):
     assert [i.question_text for i in bank.items] == ["what do cats drink?"]
 
 
-def test_review_page_names_its_source_and_size(selection, graded, tmp_path):
-    lines: list[str] = []
+def test_review_page_names_its_source_and_size(selection, graded, tmp_path, noted):
     page = tmp_path / "page.html"
-    assert review_page(selection, page, {}, "auto", lines.append, title="T <1>") == (2, 8)
+    assert review_page(selection, page, {}, "auto", title="T <1>") == (2, 8)
     text = page.read_text(encoding="utf-8")
     assert file_sha256(graded) in text and "<title>T &lt;1&gt;</title>" in text
-    assert lines[-1] == f"wrote {page}: 2 queries, 8 passages, {page.stat().st_size // 1024} KiB"
+    assert noted()[-1] == f"wrote {page}: 2 queries, 8 passages, {page.stat().st_size // 1024} KiB"
 
 
 @pytest.mark.parametrize(
@@ -134,19 +137,19 @@ def test_agreement_option_checks_come_before_any_file(tmp_path, change, message)
     missing = tmp_path / "missing.jsonl.gz"  # never opened: the checks refuse first
     request = AgreementRequest(**{"graded": missing, "reviews": True, "queries": missing, **change})
     with pytest.raises(UserError, match=message):
-        agreement_report(request, print)
+        agreement_report(request)
 
 
 def test_agreement_label_is_checked_before_the_query_file_is_read(tmp_path):
     missing = tmp_path / "missing.txt"
     with pytest.raises(UserError, match="^label: expected"):
-        agreement_report(AgreementRequest(tmp_path / "g.jsonl.gz", label="nth:0", queries=missing), print)
+        agreement_report(AgreementRequest(tmp_path / "g.jsonl.gz", label="nth:0", queries=missing))
 
 
-def test_agreement_report_one_side_per_prompt_class(graded, fx):
-    lines: list[str] = []
+def test_agreement_report_one_side_per_prompt_class(graded, fx, noted):
     request = AgreementRequest(graded, prompt_classes=[fx.RATING, fx.DIRECT], one_vs_rest=True)
-    report = agreement_report(request, lines.append)
+    report = agreement_report(request)
+    lines = noted()
     assert [ag.name for ag in report.agreements] == [fx.RATING, fx.DIRECT]
     assert len(report.tables) > 2 * 3  # three tables a side, and the one-vs-rest tables
     assert lines == [ag.summary() for ag in report.agreements]
@@ -168,7 +171,7 @@ def test_apply_checks_everything_before_writing(tmp_path, graded, reviews, fx):
     assert not out.exists()
 
 
-def test_apply_then_reviewer_agreement(tmp_path, graded, reviews, fx):
+def test_apply_then_reviewer_agreement(tmp_path, graded, reviews, fx, noted):
     out, summary = tmp_path / "reviewed.jsonl.gz", tmp_path / "summary.json"
     bank_out = tmp_path / "bank2.jsonl.gz"
     bank = fx.write_bank_file(tmp_path / "bank.jsonl.gz")
@@ -182,9 +185,9 @@ def test_apply_then_reviewer_agreement(tmp_path, graded, reviews, fx):
     assert lines[-1] == f"wrote {summary}"
     assert json.loads(summary.read_text(encoding="utf-8"))["bank"]["removed"] == 1
 
-    noted: list[str] = []
-    found = reviewer_agreement(out, GradeFilter(fx.RATING), QuerySelection(("q1", "q9")), noted.append)
-    assert noted[0].startswith("1 query is not in") and noted[0].endswith("(selected): q9")
+    found = reviewer_agreement(out, GradeFilter(fx.RATING), QuerySelection(("q1", "q9")))
+    absent = noted()[-1]
+    assert absent.startswith("1 query is not in") and absent.endswith("(selected): q9")
     assert found.lines() == [
         "google/flan-t5-large vs human:alice: 1 cells, kappa 0.0000",
         "google/flan-t5-large vs human:bob: 1 cells, kappa 0.0000",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import logging
 import sys
 import typing
 from collections.abc import Callable
@@ -81,6 +82,26 @@ def info(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
+class _Stderr(logging.Handler):
+    """The ``rubric`` logger's messages as the command's stderr lines: notes as they are,
+    warnings marked ``rubric: warning:``. ``sys.stderr`` is looked up per message, so a
+    redirected stderr (a test, a wrapper) gets them."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        text = record.getMessage()
+        info(text if record.levelno < logging.WARNING else f"rubric: warning: {text}")
+
+
+def show_log() -> None:
+    """The library logs to the ``rubric`` logger (:mod:`logging`) and never prints; the command
+    shows its notes and warnings on stderr. Called once per run; a second call changes nothing."""
+    logger = logging.getLogger("rubric")
+    if not any(isinstance(h, _Stderr) for h in logger.handlers):
+        logger.addHandler(_Stderr())
+    logger.setLevel(logging.INFO)
+    logger.propagate = False  # not twice when the caller configured the root logger
+
+
 def emit(text: str, output: Path | None) -> None:
     """Results go to ``-o`` (by the output rule: ``-`` is stdout, files are replaced atomically)
     or stdout; a written file is named on stderr."""
@@ -145,8 +166,9 @@ def guard_outputs(command: Callable[..., Any]) -> Callable[..., Any]:
     Only the input named by :func:`updates_in_place` may be the output. Inputs are the path
     parameters and the existing files that text parameters name (:func:`_named_paths`); an
     output that cannot be written (a folder, a read-only folder) is refused too.
-    A command with several outputs writes them together (:func:`rubric.data.files.outputs_together`):
-    all or none.
+    A command with several outputs writes them together: all or none. The rule itself is the
+    library's (:func:`rubric.data.files.guarded_outputs`, which ``rubric.grade`` applies too);
+    this wrapper only finds a command's inputs and outputs in its parameters.
 
     Applied to every command by :mod:`rubric.cli.main`, so no command can forget it.
     """
@@ -156,8 +178,7 @@ def guard_outputs(command: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(command)
     def guarded(*args: Any, **kwargs: Any) -> Any:
-        from rubric.data.files import check_output, check_writable, outputs_together, same_output
-        from rubric.errors import UserError
+        from rubric.data.files import guarded_outputs
 
         values = signature.bind_partial(*args, **kwargs).arguments
         inputs: list[tuple[str, Path]] = []
@@ -171,16 +192,7 @@ def guard_outputs(command: Callable[..., Any]) -> Callable[..., Any]:
                 outputs.extend((label, p) for p in _paths(value))
             else:
                 inputs.extend((label, p) for p in [*_paths(value), *_named_paths(value)])
-        for i, (label, path) in enumerate(outputs):
-            check_output(path, inputs, name=label)
-            for other_label, other in outputs[:i]:
-                if same_output(path, other):
-                    raise UserError(f"{label} {path}: is also the output of {other_label}")
-        for _, path in outputs:
-            check_writable(path)
-        if len(outputs) < 2:
-            return command(*args, **kwargs)
-        with outputs_together():
+        with guarded_outputs(outputs, inputs):
             return command(*args, **kwargs)
 
     return guarded

@@ -64,7 +64,7 @@ def exam_command(
     Example: rubric grade passages.jsonl.gz --bank questions.jsonl.gz
     --prompt QuestionSelfRatedUnanswerablePromptWithChoices -o graded.jsonl.gz
     """
-    opt.finish(options.grade(passages, prompt, bank=bank, subset=queries, report=info))
+    opt.finish(options.grade(passages, prompt, bank=bank, subset=queries))
 
 
 @app.command("direct")
@@ -86,7 +86,7 @@ def direct_command(
 
     Example: rubric grade direct passages.jsonl.gz --topics queries.tsv --prompt Sun -o graded.jsonl.gz
     """
-    opt.finish(options.grade(passages, prompt, queries=queries, report=info))
+    opt.finish(options.grade(passages, prompt, queries=queries))
 
 
 @app.command("import")

@@ -22,7 +22,7 @@ import typer
 
 from rubric import __version__
 from rubric.cli import bank, convert, evaluate, grade, prompts, verify
-from rubric.cli.common import flag, guard_outputs, phase_app
+from rubric.cli.common import flag, guard_outputs, phase_app, show_log
 from rubric.cli.renames import Spellings, modernize
 from rubric.errors import UserError, printable
 
@@ -120,6 +120,7 @@ def spellings(cli: Any, name: tuple[str, str]) -> Spellings:
 def main() -> None:
     """Run the CLI; errors become one line on stderr and exit code 2 (see the module docstring)."""
     signal.signal(signal.SIGTERM, _terminate)
+    show_log()
     try:
         cli = command()
         args = modernize(sys.argv[1:], COMMANDS, options=lambda name: spellings(cli, name))

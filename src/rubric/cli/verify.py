@@ -56,9 +56,7 @@ def grading_command(
     from rubric.verify.grading import grading_report
 
     texts = _texts(bank)
-    grading_report(
-        graded.selection(), texts, width, fmt=table.fmt, output=table.output, note=info, answer=answer_prompt
-    )
+    grading_report(graded.selection(), texts, width, fmt=table.fmt, output=table.output, answer=answer_prompt)
 
 
 @app.command("grid")
@@ -91,7 +89,6 @@ def grid_command(
         width=width,
         fmt=table.fmt,
         output=table.output,
-        note=info,
         answer=answer_prompt,
     )
 
@@ -129,7 +126,6 @@ def uncovered_command(
         width=width,
         fmt=table.fmt,
         output=table.output,
-        note=info,
     )
 
 
@@ -162,7 +158,6 @@ def spurious_command(
         top=top,
         fmt=table.fmt,
         output=table.output,
-        note=info,
     )
 
 
@@ -261,7 +256,7 @@ def agreement_command(
         query=subset.query,
         queries=subset.queries,
     )
-    report = agreement_report(request, info)
+    report = agreement_report(request)
     emit_tables(report.tables, fmt, output)
     if plot is not None:
         report.draw(plot, by_row=by_row, dpi=dpi)
@@ -301,7 +296,6 @@ def impact_command(
         fmt=table.fmt,
         output=table.output,
         needs_grading=needs_grading,
-        note=info,
     )
 
 
@@ -353,7 +347,6 @@ def html_command(
         output,
         texts,
         answer_prompt,
-        info,
         min_grade=min_grade,
         min_judgment=min_judgment,
         spurious_min=spurious_min,

@@ -38,7 +38,7 @@ import stat
 import sys
 import tempfile
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Protocol
 
@@ -315,6 +315,34 @@ def check_output(
             where = f"{name} {output}" if name else str(output)
             what = f"{label} {source}".strip()
             raise UserError(f"{where}: is also an input of this command ({what}); write to another file")
+
+
+@contextlib.contextmanager
+def guarded_outputs(
+    outputs: Sequence[Labelled], inputs: Iterable[PathLike | Labelled] = ()
+) -> Iterator[None]:
+    """The output rule for one job, checked before it does any work: an output that is one of
+    its ``inputs`` (it would be replaced before it is read again), that is another of its
+    ``outputs``, or that cannot be written is refused; with several outputs the block writes
+    them together (:func:`outputs_together`: all or none).
+
+    Labels are how the caller names its inputs and outputs (a command: its options; a library
+    function: its parameters). Every command goes through it (:func:`rubric.cli.common.guard_outputs`)
+    and so do the library's writers that know their inputs (``rubric.grade``).
+    """
+    sources = list(inputs)
+    for i, (label, path) in enumerate(outputs):
+        check_output(path, sources, name=label)
+        for other_label, other in outputs[:i]:
+            if same_output(path, other):
+                raise UserError(f"{label} {path}: is also the output of {other_label}")
+    for _, path in outputs:
+        check_writable(path)
+    if len(outputs) < 2:
+        yield
+        return
+    with outputs_together():
+        yield
 
 
 # --- writing -----------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,7 +34,7 @@ from rubric.data.trec import (
     read_runs,
     run_sources,
 )
-from rubric.errors import UserError, one_of
+from rubric.errors import UserError, expected, one_of
 from rubric.evaluate.measures import parse_measures
 from rubric.evaluate.report import Rendered, Report
 from rubric.evaluate.score_tables import is_number
@@ -175,6 +176,8 @@ def as_official(official: OfficialLike, measure: str | None = None) -> Official:
         return Official(official.values(measure), are_ranks=False, source=official.title)
     if isinstance(official, Mapping):
         return Official({str(k): float(v) for k, v in official.items()}, are_ranks=True)
+    if not isinstance(official, str | os.PathLike):
+        raise expected("official", "a Report, {run: rank} or a leaderboard file", official)
     return read_official(official, measure)
 
 
@@ -185,6 +188,8 @@ def as_scores(ours: ScoresLike, measure: str | None = None) -> dict[str, float]:
         return ours.values(measure)
     if isinstance(ours, Mapping):
         return {str(k): float(v) for k, v in ours.items()}
+    if not isinstance(ours, str | os.PathLike):
+        raise expected("ours", "a Report, {run: score} or a leaderboard file", ours)
     return read_scores(ours, measure)
 
 

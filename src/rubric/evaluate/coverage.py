@@ -26,8 +26,9 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from rubric.data.graded import QueryRecord, graded_input
-from rubric.data.models import QueryWithFullParagraphList, TestBank
+from rubric.data.grade_table import GradedLike, open_graded
+from rubric.data.graded import QueryRecord
+from rubric.data.models import TestBank
 from rubric.data.query_selection import Queries, QuerySelection, absent_note
 from rubric.data.select import DIRECT, ITEM_TYPES, GradeFilter, GradeKind, resolve_kind
 from rubric.data.table import check_format
@@ -39,7 +40,7 @@ OVERALL = "_overall_"
 
 
 def cover(
-    passages: list[QueryWithFullParagraphList] | str | Path,
+    passages: GradedLike,
     *,
     k: int = 20,
     min_grade: int = 4,
@@ -54,13 +55,14 @@ def cover(
 ) -> Report:
     """Cover@k of every run in the passages file, as a :class:`Report` (mean over queries).
 
-    ``passages`` and ``bank`` are paths or loaded objects; the defaults are the CLI's (k 20, an
+    ``passages`` is a graded passages file, ``rubric.grade``'s result or loaded queries, ``bank``
+    a path or loaded banks; the defaults are the CLI's (k 20, an
     item is answered from grade 4, every kind of grade if the file holds one). ``queries``
     restricts the file and the bank to these query ids. A file is read one query at a time:
     memory holds one query's passages and the per-query scores.
     """
     chosen = QuerySelection.of(queries)
-    with graded_input(passages, chosen, source) as graded:
+    with open_graded(passages, chosen, source, parameter="passages") as graded:
         source = graded.source
         notes = [absent_note(graded.absent(), source, "selected")]
         bank_source = "the bank"

@@ -31,7 +31,7 @@ from rubric.data.trec import (
     read_runs,
     run_sources,
 )
-from rubric.errors import UserError, one_of
+from rubric.errors import UserError, expected, one_of
 from rubric.evaluate.alpha_ndcg import max_qrels, read_item_qrels
 from rubric.evaluate.measures import Measure, parse_measures, relstring_request, wants_runid
 from rubric.evaluate.qrels import QrelsResult
@@ -49,17 +49,32 @@ def load_qrels(qrels: Qrels | QrelsResult | str | Path) -> Qrels:
     """Qrels from a dict, the result of :func:`~rubric.evaluate.qrels.build_qrels` or a file."""
     if isinstance(qrels, QrelsResult):
         return qrels.to_dict()
-    return qrels if isinstance(qrels, dict) else read_qrels(qrels)
+    if isinstance(qrels, dict):
+        return qrels
+    if not isinstance(qrels, str | os.PathLike):
+        raise expected("qrels", "a qrels file, rubric.qrels's result or {qid: {docid: label}}", qrels)
+    return read_qrels(qrels)
 
 
 def load_runs(runs: RunsLike, queries: Iterable[str] | None = None, name_from: str = "tag") -> list[Run]:
     """Runs given as :class:`Run` objects, paths, or ``{name: scores}``."""
     if isinstance(runs, Mapping):
         return [Run(name, scores) for name, scores in runs.items()]
-    items = list(runs)
+    items = as_runs(runs)
     paths = [r for r in items if not isinstance(r, Run)]
     loaded = iter(read_runs(paths, queries=queries, name_from=name_from)) if paths else iter(())
     return [r if isinstance(r, Run) else next(loaded) for r in items]
+
+
+def as_runs(runs: object) -> list[Run | str | Path | RunSource]:
+    """Runs given as one path or a list of paths, :class:`Run` objects and run sources;
+    anything else is a one-line error naming ``runs``."""
+    if isinstance(runs, str | os.PathLike):
+        return [runs if isinstance(runs, str) else Path(runs)]
+    items = list(runs) if isinstance(runs, Iterable) else None
+    if items is not None and all(isinstance(r, Run | str | os.PathLike | tuple) for r in items):
+        return items
+    raise expected("runs", "run files or folders, Run objects or {name: {qid: {docid: score}}}", runs)
 
 
 def as_measures(measures: Iterable[str | Measure] | str) -> list[Measure]:
@@ -390,7 +405,7 @@ def expand_runs(runs: RunsLike, name_from: str = "tag") -> list[Run | RunSource]
     if isinstance(runs, Mapping):
         return runs
     out: list[Run | RunSource] = []
-    for r in runs:
+    for r in as_runs(runs):
         if isinstance(r, Run | tuple):
             out.append(r)
         else:

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
 
-from rubric.errors import UserError
+from rubric.errors import UserError, expected
 
 if TYPE_CHECKING:  # ir_measures loads only when an ir_measures name is parsed
     from ir_measures.measures.base import Measure as IrMeasure
@@ -499,6 +499,24 @@ def split_names(text: str) -> list[str]:
     return parts
 
 
+def _given(texts: object) -> list[str | Measure]:
+    """The measures a caller gave, each a name or a :class:`Measure`: one or a list of them,
+    ir_measures objects (``ir_measures.nDCG@10``) by their name; anything else is an error."""
+    one = isinstance(texts, str | Measure) or not isinstance(texts, Iterable)
+    given = [texts] if one else list(texts)  # type: ignore[call-overload]
+    out: list[str | Measure] = []
+    for item in given:
+        if isinstance(item, str | Measure):
+            out.append(item)
+            continue
+        import ir_measures  # only now: names alone never load it
+
+        if not isinstance(item, ir_measures.Measure):
+            raise expected("measures", "measure names or ir_measures measures (nDCG@10)", item)
+        out.append(str(item))
+    return out
+
+
 def parse_measures(texts: Iterable[str | Measure] | str) -> list[Measure]:
     """All measures of several ``-m`` values (or :class:`Measure` objects), first occurrence
     kept, in the order given.
@@ -509,7 +527,7 @@ def parse_measures(texts: Iterable[str | Measure] | str) -> list[Measure]:
     """
     seen: dict[tuple, Measure] = {}
     named: dict[tuple, str] = {}  # measures asked for one by one, by the name they were given
-    for text in [texts] if isinstance(texts, str) else texts:
+    for text in _given(texts):
         if isinstance(text, Measure):
             seen.setdefault(text.identity, text)
             continue

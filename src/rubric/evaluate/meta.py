@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -32,8 +33,8 @@ from typing import TYPE_CHECKING
 from rubric.data.files import write_output
 from rubric.data.query_selection import Queries, QuerySelection
 from rubric.data.table import check_format, latex_escape
-from rubric.errors import UserError
-from rubric.evaluate.report import FORMATS, _fmt
+from rubric.errors import UserError, expected
+from rubric.evaluate.report import FORMATS, Report, _fmt
 from rubric.evaluate.score_tables import UNNAMED, ScoreTable
 
 if TYPE_CHECKING:
@@ -480,9 +481,33 @@ def _holds(table: ScoreTable, measure: str) -> bool:
     return True
 
 
+TableLike = ScoreTable | Report | str | Path
+"""A side of a meta-evaluation: a table read already, a :class:`Report` (``rubric.leaderboard``'s)
+or score files (:func:`~rubric.evaluate.score_tables.read_score_table`)."""
+
+
+def as_score_table(table: object, source: str, parameter: str) -> ScoreTable:
+    """A :data:`TableLike` as a :class:`ScoreTable`; anything else is a one-line error naming
+    ``parameter``. A report's scores are its summaries, its per-query values its topics."""
+    if isinstance(table, ScoreTable):
+        return table
+    if isinstance(table, Report):
+        out = ScoreTable(source)
+        for s in table.scores:
+            out.summary.setdefault(s.measure, {})[s.run] = s.value
+            if s.per_query:
+                out.per_query.setdefault(s.measure, {})[s.run] = dict(s.per_query)
+        return out
+    if isinstance(table, str | os.PathLike):
+        from rubric.evaluate.score_tables import read_score_table
+
+        return read_score_table(Path(table), source=source)
+    raise expected(parameter, "a Report, a ScoreTable or a score file", table)
+
+
 def meta_evaluate(
-    conditions: list[tuple[str, ScoreTable]],
-    reference: ScoreTable,
+    conditions: Sequence[tuple[str, TableLike]],
+    reference: TableLike,
     *,
     measures: list[str] | None = None,
     reference_measure: str | None = None,
@@ -498,8 +523,34 @@ def meta_evaluate(
     conditions when the reference is one unnamed score per run, e.g. an official leaderboard);
     ``reference_measure`` pins the reference's measure for all rows (default: the same name).
     A named measure that a condition lacks gives no row for it (noted); one no table has is an
-    error.
+    error. Each table is a :class:`Report` (``rubric.leaderboard``'s), a score file or a
+    :class:`ScoreTable`.
     """
+    return _meta_evaluate(
+        [(name, as_score_table(t, name, "conditions")) for name, t in conditions],
+        as_score_table(reference, "reference", "reference"),
+        measures=measures,
+        reference_measure=reference_measure,
+        digits=digits,
+        resamples=resamples,
+        seed=seed,
+        confidence=confidence,
+        queries=queries,
+    )
+
+
+def _meta_evaluate(
+    conditions: list[tuple[str, ScoreTable]],
+    reference: ScoreTable,
+    *,
+    measures: list[str] | None,
+    reference_measure: str | None,
+    digits: int | None,
+    resamples: int,
+    seed: int,
+    confidence: float,
+    queries: QuerySelection | Iterable[str] | None,
+) -> MetaReport:
     if not 0 < confidence < 1:
         raise UserError(f"{{confidence}}: expected a number between 0 and 1, got {confidence}", "confidence")
     if resamples < 0:

@@ -147,7 +147,7 @@ def aggregate(scores: list[QueryScore]) -> tuple[list[QueryScore], list[RunScore
     return rows, summaries
 
 
-@dataclass
+@dataclass(repr=False)  # Report's short table
 class NuggetReport(Report):
     """Nugget scores as a :class:`~rubric.evaluate.report.Report` (TSV, JSON, LaTeX, ``values``),
     runs best V_strict first, with the per-(run, query) rows behind them (:meth:`per_query_tsv`).

@@ -15,9 +15,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rubric.data.graded import Graded, graded_input
+from rubric.data.files import Labelled, check_output, guarded_outputs
+from rubric.data.grade_table import GradedLike, as_graded, open_graded
+from rubric.data.graded import Graded
 from rubric.data.labels import GradeMap, LabelRule, direct_label, merge_preferred
-from rubric.data.models import QueryWithFullParagraphList
 from rubric.data.query_selection import Queries, QuerySelection, absent_note
 from rubric.data.select import DIRECT, GradeFilter, GradeKind, resolve_kind
 from rubric.errors import UserError
@@ -34,6 +35,7 @@ class QrelsResult:
     passages: int = 0
     absent: list[str] = field(default_factory=list)  # selected queries the file lacks
     preferred: int = 0  # passages whose label uses a grade of the preferred prompt class
+    inputs: list[Labelled] = field(default_factory=list)  # the files read: never overwritten by write()
 
     def to_dict(self) -> dict[str, dict[str, int]]:
         """``{query: {docid: label}}``, as trec_eval and :func:`~rubric.evaluate.leaderboard` take
@@ -57,14 +59,16 @@ class QrelsResult:
         return out
 
     def write(self, path: str | Path) -> int:
-        """Write TREC qrels (atomically); returns the number of lines."""
+        """Write TREC qrels (atomically: all or nothing); returns the number of lines. ``path``
+        may not be the graded file the labels come from (:func:`~rubric.data.files.guarded_outputs`)."""
         from rubric.data.trec import write_qrels
 
-        return write_qrels(path, self.rows)
+        with guarded_outputs([("path", path)], self.inputs):
+            return write_qrels(path, self.rows)
 
 
 def build_qrels(
-    passages: list[QueryWithFullParagraphList] | str | Path,
+    passages: GradedLike,
     *,
     selection: GradeFilter = GradeFilter(),
     rule: LabelRule = LabelRule(),
@@ -89,8 +93,10 @@ def build_qrels(
     the largest query, for writing huge qrels); the counts are complete once it is exhausted.
     """
     result = QrelsResult()
+    if isinstance(checked := as_graded(passages, "passages"), str | Path):
+        result.inputs.append(("graded", checked))
     rows = _rows(
-        graded_input(passages, queries, source),
+        open_graded(passages, queries, source, parameter="passages"),
         selection,
         rule,
         per_item=per_item,
@@ -136,6 +142,8 @@ def write_qrels_file(
         raise UserError("{per_facet}: not used with {per_item}", "per_facet", "per_item")
     chosen = QuerySelection.of(queries)
     facet_map = None
+    if facet_bank is not None:  # the graded file is refused by result.write
+        check_output(output, [("facet_bank", facet_bank)], name="output")
     if facets:
         from rubric.data.jsonl import read_bank
 

@@ -10,8 +10,17 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from rubric.data.table import latex_escape
+
+if TYPE_CHECKING:
+    import pandas
+
+REPR_RUNS = 10
+"""Runs a report's ``repr`` shows (the rest are counted)."""
+HTML_RUNS = 100
+"""Runs its HTML table shows in a notebook."""
 
 
 @dataclass
@@ -52,7 +61,7 @@ FORMATS = ("tsv", "json", "latex")
 """The formats every report object renders (``render(fmt)``)."""
 
 
-@dataclass
+@dataclass(repr=False)
 class Report:
     """Scores of several runs for several measures, ordered best first by the first measure."""
 
@@ -90,6 +99,63 @@ class Report:
         """``{run: value}`` for one measure (the first by default)."""
         measure = measure or self.measures[0]
         return {s.run: s.value for s in self.scores if s.measure == measure}
+
+    # --- in a notebook: a short table, an HTML table, a DataFrame ------------------------------
+
+    def wide_rows(self, digits: int = 4) -> list[list[str]]:
+        """The header ``run`` + measures and one row per run, best first (``--`` where a run has
+        no score for a measure)."""
+        cells = {(s.run, s.measure): _fmt(s.value, digits) for s in self.scores}
+        return [["run", *self.measures]] + [
+            [run, *(cells.get((run, m), "--") for m in self.measures)] for run in self.runs
+        ]
+
+    def _shown(self, limit: int) -> tuple[list[list[str]], int]:
+        rows = self.wide_rows()
+        return rows[: limit + 1], max(0, len(rows) - 1 - limit)
+
+    def __repr__(self) -> str:
+        """A short table: the first runs by the first measure, one line each (the whole report is
+        :meth:`to_tsv` or :meth:`to_dataframe`)."""
+        rows, more = self._shown(REPR_RUNS)
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        size = f"{len(self.runs)} runs x {len(self.measures)} measures"
+        lines = [f"<{type(self).__name__} {self.title!r}: {size}>"]
+        for row in rows:  # the run name left-aligned, the numbers right-aligned
+            cells = [row[0].ljust(widths[0]), *(c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True))]
+            lines.append("  ".join(cells))
+        if more:
+            lines.append(f"... {more} more runs")
+        return "\n".join(line.rstrip() for line in lines)
+
+    def _repr_html_(self) -> str:
+        """The same table as HTML, for Jupyter (every run up to :data:`HTML_RUNS`)."""
+        from html import escape
+
+        rows, more = self._shown(HTML_RUNS)
+        head = "".join(f"<th>{escape(c)}</th>" for c in rows[0])
+        body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in r) + "</tr>" for r in rows[1:])
+        tail = f"<p>... {more} more runs</p>" if more else ""
+        caption = f"<caption>{escape(self.title)}</caption>"
+        return f"<table>{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{tail}"
+
+    def to_dataframe(self, *, per_query: bool = False) -> pandas.DataFrame:
+        """The long table (``run measure value stderr n_queries``, as :meth:`to_tsv`, NaN where a
+        value is undefined; with ``per_query`` one row per run, measure and query) as a pandas
+        DataFrame. pandas is
+        imported here, only when called (``pip install 'rubric-workbench[notebook]'``)."""
+        from rubric.extras import load
+
+        pd = load("notebook", "pandas", "a DataFrame")
+        if per_query:
+            return pd.DataFrame(
+                [(s.run, s.measure, q, v) for s in self.scores for q, v in s.per_query.items()],
+                columns=["run", "measure", "query", "value"],
+            )
+        return pd.DataFrame(
+            [(s.run, s.measure, s.value, s.stderr, s.n_queries) for s in self.scores],
+            columns=["run", "measure", "value", "stderr", "n_queries"],
+        )
 
     # --- writers -------------------------------------------------------------------------------
 

@@ -10,12 +10,14 @@ as trec_eval 9.0.8 does it (``convert_zscores.c``): a (query, measure) the file 
 
 from __future__ import annotations
 
+import logging
 import math
-import sys
 from pathlib import Path
 
 from rubric.data.files import read_text, text_lines
 from rubric.errors import UserError
+
+log = logging.getLogger(__name__)
 
 MISSING = -1000000.0
 """trec_eval's MISSING_ZSCORE_VALUE."""
@@ -63,10 +65,12 @@ def read_zscores(path: str | Path) -> ZScores:
         raise UserError(f"{path}: holds no z-score lines (qid measure mean std_dev)")
     if not_finite:
         lines = f"{len(not_finite)} lines" if len(not_finite) > 1 else "1 line"
-        print(
-            f"rubric: warning: {path}:{not_finite[0]}: a mean or std_dev that is not a finite number "
-            f"({lines}); the z-scores of those queries and measures are not numbers (nan), as in trec_eval",
-            file=sys.stderr,
+        log.warning(
+            "%s:%d: a mean or std_dev that is not a finite number (%s); the z-scores of those queries "
+            "and measures are not numbers (nan), as in trec_eval",
+            path,
+            not_finite[0],
+            lines,
         )
     return out
 

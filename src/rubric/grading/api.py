@@ -17,49 +17,55 @@ parameter; pairs that failed after every retry are returned, not raised.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-import sys
+import logging
 import tempfile
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rubric.data.files import Labelled, guarded_outputs
+from rubric.data.grade_table import GradedQueries
 from rubric.data.models import QueryWithFullParagraphList, TestBank
+from rubric.errors import REMOVAL
 from rubric.grading.engine import GradeStats
 from rubric.grading.runner import CHUNK_PAIRS
 from rubric.grading.settings import GradeOutcome, GradeSettings
 from rubric.llm.settings import ApiSettings, LocalSettings
 
 
-@dataclass
-class Graded:
+@dataclass(repr=False)
+class Graded(GradedQueries):
     """The graded queries and what it took (``stats.failed`` lists the pairs without a grade;
-    ``outcome`` is what the command prints at its end)."""
+    ``outcome`` is what the command prints at its end). ``rows()`` and ``to_dataframe()`` show
+    the grades as a flat table (:class:`~rubric.data.grade_table.GradeRow`)."""
 
-    queries: list[QueryWithFullParagraphList]
     stats: GradeStats
     outcome: GradeOutcome | None = None
+    inputs: list[Labelled] = field(default_factory=list)
+    """The files grading read besides the passages (bank, topics, prompt files): never written."""
 
     def write(self, path: str | Path) -> int:
-        """Write the graded passages file (atomically); returns the number of queries."""
+        """Write the graded passages file (atomically: all or nothing); returns the number of
+        queries. ``path`` may be the passages file graded (its new version), not another input."""
         from rubric.data.jsonl import write_passages
 
-        return write_passages(path, self.queries)
-
-
-def _stderr(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+        with guarded_outputs([("path", path)], self.inputs):
+            return write_passages(path, self.queries)
 
 
 def grade(
-    passages: str | Path | Iterable[QueryWithFullParagraphList],
+    passages: str | Path | Iterable[QueryWithFullParagraphList] | GradedQueries,
     bank: str | Path | Iterable[TestBank] | None = None,
     *,
     prompts: str | Sequence[str],
     backend: str = "hf-seq2seq",
     output: str | Path | None = None,
-    queries: str | Path | dict[str, str] | None = None,
+    topics: str | Path | dict[str, str] | None = None,
+    queries: Iterable[str] | str | Path | dict[str, str] | None = None,
     query: Iterable[str] | None = None,
     model: str | None = None,
     cache: str | Path | None = None,
@@ -67,35 +73,60 @@ def grade(
     fast: bool = True,
     prompt_files: Sequence[str | Path] = (),
     checkpoint_pairs: int = CHUNK_PAIRS,
-    report: Callable[[str], None] = _stderr,
+    report: Callable[[str], None] | None = None,
     **settings: Any,
 ) -> Graded:
     """Grade every (passage, item) pair of ``bank`` -- or, with ``bank=None``, every (passage,
     query) pair with direct prompts and the texts of ``queries`` -- into ``output``, as
     ``rubric grade`` does, and return the graded queries.
 
-    ``passages``, ``bank`` and ``queries`` are paths or loaded objects; ``prompts`` names (or
-    TOML paths); ``backend`` a registry name, built for ``model`` (None: its default model).
-    ``cache`` is the response cache (None: the default one, as the command's); ``use_cache``
-    False asks everything. ``query`` grades only these query ids. ``settings`` are the fields of
+    ``passages``, ``bank`` and ``topics`` (the query texts: a queries file or ``{qid: text}``)
+    are paths or loaded objects (``passages`` also :func:`rubric.pool`'s or this function's
+    result); ``prompts`` names (or TOML paths); ``backend`` a registry name, built for ``model``
+    (None: its default model). ``cache`` is the response cache (None: the default one, as the
+    command's); ``use_cache`` False asks everything. ``queries`` grades only these query ids,
+    as every verb's ``queries=`` (``query=`` is its deprecated old name; ``queries=`` given a
+    file or a dict is the deprecated old name of ``topics=``). ``settings`` are the fields of
     :class:`~rubric.llm.settings.LocalSettings` (``device="cpu"``, ``batch_size``, ...),
     :class:`~rubric.llm.settings.ApiSettings` (``base_url``, ``concurrency``, ...) and the
     scale-out fields of :class:`~rubric.grading.settings.GradeSettings` (``shard``,
-    ``workers``, ...). ``report`` receives notes and warnings (default: stderr).
+    ``workers``, ...). Notes and warnings go to the ``rubric`` logger (``report=``, a callback
+    that received them, is deprecated).
     """
     from rubric.data.jsonl import read_passages
-    from rubric.errors import UserError
+    from rubric.errors import UserError, renamed
 
-    if (bank is None) == (queries is None):
+    if isinstance(queries, str | Path | dict):  # the old meaning: the query texts
+        topics, queries = renamed("queries", "topics", queries, topics), None
+    selected = renamed("query", "queries", query, queries)
+    if (bank is None) == (topics is None):
         raise UserError(
-            "{bank}, {queries}: give one, a bank (exam grading) or the query texts (direct prompts)",
+            "{bank}, {topics}: give one, a bank (exam grading) or the query texts (direct prompts)",
             "bank",
-            "queries",
+            "topics",
         )
+    if isinstance(passages, GradedQueries):
+        passages = passages.queries
+    inputs: list[Labelled] = [
+        (name, Path(value))
+        for name, values in (
+            ("bank", [bank]),
+            ("topics", [topics]),
+            ("cache", [cache]),
+            ("prompt_files", prompt_files),
+        )
+        for value in values
+        if isinstance(value, str | Path)
+    ]  # the passages file may be the output: grading in place, as `rubric grade` does
     chosen = [prompts] if isinstance(prompts, str) else list(prompts)
     grouped = _split(settings)
-    with tempfile.TemporaryDirectory(prefix="rubric-grade-api-") as tmp:
-        files = _files(Path(tmp), passages=passages, bank=bank, queries=queries)
+    outputs = [] if output is None else [("output", Path(output))]
+    with (
+        guarded_outputs(outputs, inputs),
+        tempfile.TemporaryDirectory(prefix="rubric-grade-api-") as tmp,
+        _forwarded(report),
+    ):
+        files = _files(Path(tmp), passages=passages, bank=bank, queries=topics)
         target = Path(output) if output is not None else Path(tmp) / "graded.jsonl"
         run = GradeSettings(
             target,
@@ -106,15 +137,48 @@ def grade(
             cache=None if cache is None else Path(cache),
             no_cache=not use_cache,
             checkpoint_pairs=checkpoint_pairs,
-            query=None if query is None else list(query),
+            query=None if selected is None else list(selected),
             **grouped,
         )
-        outcome = run.grade(
-            files.passages, chosen, files.bank, files.queries, report=report, given=files.given
-        )
+        outcome = run.grade(files.passages, chosen, files.bank, files.queries, given=files.given)
         graded = list(read_passages(target))
     assert outcome.stats is not None  # GradeSettings.grade always counts
-    return Graded(graded, outcome.stats, outcome)
+    return Graded(graded, outcome.stats, outcome, inputs)
+
+
+class _Callback(logging.Handler):
+    """The messages of the ``rubric`` logger, handed to a callback."""
+
+    def __init__(self, callback: Callable[[str], None]):
+        super().__init__(logging.INFO)
+        self.callback = callback
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.callback(record.getMessage())
+
+
+@contextlib.contextmanager
+def _forwarded(report: Callable[[str], None] | None) -> Iterator[None]:
+    """The deprecated ``report=`` of :func:`grade`: the logger's messages go to it meanwhile."""
+    if report is None:
+        yield
+        return
+    warnings.warn(
+        f"report= is deprecated and will be removed in rubric-workbench {REMOVAL}; notes go to the "
+        "'rubric' logger",
+        DeprecationWarning,
+        stacklevel=4,
+    )
+    logger, handler = logging.getLogger("rubric"), _Callback(report)
+    level = logger.level
+    logger.addHandler(handler)
+    if not logger.isEnabledFor(logging.INFO):
+        logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
 
 
 @dataclass

@@ -22,8 +22,6 @@ from rubric.grading.runner import CHUNK_PAIRS, Kept, OutputLock, grade_file
 from rubric.grading.shards import parse_shard, shard_of
 from rubric.prompting.prompts import Prompt, get_prompt
 
-Report = Callable[[str], None]
-
 
 @dataclass(frozen=True)
 class Loaded:
@@ -229,7 +227,6 @@ def run_shard(
     output: Path,
     progress: bool = False,
     threads: int = 0,
-    report: Report | None = None,
     plan: Plan | None = None,
 ) -> GradeStats:
     """Grade one shard (``"i/n"``, None = all queries) into ``output`` with lock and resume.
@@ -268,7 +265,6 @@ def run_shard(
             total_pairs=plan.pairs,
             progress_factory=_bar if progress else None,
             chunk_pairs=job.checkpoint_pairs,
-            report=report,
             lock=False,
             selection=[sorted(job.query_ids or ()), shard] if job.keep_unselected else None,
         )

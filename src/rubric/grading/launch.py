@@ -7,10 +7,9 @@ grades (:func:`rubric.grading.job.run_shard`) and, with workers or Ray, merges t
 
 from __future__ import annotations
 
+import logging
 import shutil
-import sys
 import tempfile
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -20,11 +19,7 @@ from rubric.grading.job import GradeJob, Plan, run_shard
 from rubric.grading.shards import parse_shard
 from rubric.grading.workers import parse_devices, run_ray, run_workers
 
-Report = Callable[[str], None]
-
-
-def _stderr(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+log = logging.getLogger(__name__)
 
 
 def grade_job(
@@ -36,7 +31,6 @@ def grade_job(
     workers: int = 0,
     ray: bool = False,
     ray_address: str | None = None,
-    report: Report = _stderr,
 ) -> GradeStats:
     """The whole run: in this process, in one worker process per device (``devices`` /
     ``workers``), or as ``workers`` Ray tasks; the parts are merged into ``output``.
@@ -74,14 +68,14 @@ def grade_job(
         scaled = ray or devices is not None or bool(workers)
         plan = job.plan(None if scaled else shard)
         for query_id in plan.absent:
-            report(f"--query/--queries: query {query_id} is not in {inputs['passages']}")
+            log.warning("--query/--queries: query %s is not in %s", query_id, inputs["passages"])
         if scaled:  # before any worker starts (one process checks its plan when it runs it)
             job.check(plan)
         scale = dict(devices=devices, workers=workers, ray=ray, ray_address=ray_address)
         if not writes_in_place(output):
-            return _launch(job, plan, output, shard=shard, report=report, **scale)
+            return _launch(job, plan, output, shard=shard, **scale)
         graded = Path(tmp) / "graded.jsonl"
-        stats = _launch(job, plan, graded, shard=shard, report=report, **scale)
+        stats = _launch(job, plan, graded, shard=shard, **scale)
         with open(graded, encoding="utf-8") as source, open_output(output) as target:
             shutil.copyfileobj(source, target)
         return stats
@@ -134,14 +128,13 @@ def _launch(
     workers: int,
     ray: bool,
     ray_address: str | None,
-    report: Report,
 ) -> GradeStats:
     if ray:
         gpus = job.backend_options.get("device", "auto") != "cpu"
-        report(f"grading {workers} shards as Ray tasks, one {'GPU' if gpus else 'CPU'} each")
-        return run_ray(job, workers, gpus=gpus, output=output, report=report, address=ray_address)
+        log.info("grading %d shards as Ray tasks, one %s each", workers, "GPU" if gpus else "CPU")
+        return run_ray(job, workers, gpus=gpus, output=output, address=ray_address)
     if devices is not None or workers:
         names = parse_devices(devices, workers, job.backend_options.get("device", "auto"))
-        report(f"grading with {len(names)} workers on {', '.join(names)}")
-        return run_workers(job, names, output, report)
-    return run_shard(job, shard=shard, output=output, progress=True, report=report, plan=plan)
+        log.info("grading with %d workers on %s", len(names), ", ".join(names))
+        return run_workers(job, names, output)
+    return run_shard(job, shard=shard, output=output, progress=True, plan=plan)

@@ -33,9 +33,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import tempfile
-import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,7 +48,7 @@ from rubric.grading.engine import Engine, GradeStats
 
 CHUNK_PAIRS = 4096
 PARTIAL_FORMAT = 2  # version of the partial file's header
-Report = Callable[[str], None]
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -79,10 +79,6 @@ def file_identity(path: Path) -> list[Any]:
     except OSError as e:
         raise UserError(f"{path}: cannot read ({e.strerror or e})") from None
     return [str(path.resolve()), size, digest.hexdigest()]
-
-
-def _warn(message: str) -> None:
-    warnings.warn(message, stacklevel=3)
 
 
 class OutputLock:
@@ -169,7 +165,7 @@ class PartialFile:
         self.index: dict[str, tuple[int, int]] = {}  # query id -> (offset, length) of its line
         self._size = 0
 
-    def load(self, report: Report) -> None:
+    def load(self) -> None:
         """Index the finished queries of an earlier run with the same arguments.
 
         Refuses the partial of another run; truncates a damaged tail after a warning.
@@ -184,17 +180,19 @@ class PartialFile:
         if newline < 0 or not isinstance(header, dict) or "rubric_grade_partial" not in header:
             aside = self.path.with_name(self.path.name + ".damaged")
             os.replace(self.path, aside)
-            report(
-                f"{self.path}: not a partial file of `rubric grade` (damaged first line); moved to {aside}"
+            log.warning(
+                "%s: not a partial file of `rubric grade` (damaged first line); moved to %s", self.path, aside
             )
             return
         if header != json.loads(self.header):
             if self._only_inputs_differ(header):  # the inputs changed since: it cannot be finished
                 aside = self.path.with_name(self.path.name + ".stale")
                 os.replace(self.path, aside)
-                report(
-                    f"{self.path}: left by a run on other content of the input files (edited since); "
-                    f"moved to {aside}, starting over"
+                log.warning(
+                    "%s: left by a run on other content of the input files (edited since); moved to %s, "
+                    "starting over",
+                    self.path,
+                    aside,
                 )
                 return
             raise UserError(self._other_run(header))
@@ -206,9 +204,11 @@ class PartialFile:
             record = _json(raw[offset:end]) if end >= 0 else None
             if not (isinstance(record, list) and len(record) == 2 and isinstance(record[0], str)):
                 if end >= 0:  # a line cut by a kill has no newline: that is expected, not damage
-                    report(
-                        f"{self.path}:{line_no}: damaged line; resuming from the {len(self.index)} "
-                        "queries before it"
+                    log.warning(
+                        "%s:%d: damaged line; resuming from the %d queries before it",
+                        self.path,
+                        line_no,
+                        len(self.index),
                     )
                 break
             self.index[record[0]] = (offset, end - offset)
@@ -294,7 +294,6 @@ def grade_file(
     total_pairs: int | None = None,
     progress_factory: Callable[[int | None], Any] | None = None,
     chunk_pairs: int = CHUNK_PAIRS,
-    report: Report | None = None,
     lock: bool = True,
     selection: Any = None,
 ) -> GradeStats:
@@ -304,19 +303,18 @@ def grade_file(
 
     ``inputs`` are the files the queries came from (their identity is part of the fingerprint), or
     an identity the caller made (inputs given as objects: their content's digest).
-    ``report`` receives warnings (default: :func:`warnings.warn`). ``lock`` False: the caller
+    Warnings (a damaged or stale partial file) go to the ``rubric`` logger. ``lock`` False: the caller
     holds the :class:`OutputLock` already (taken before the model loaded). ``selection`` (the
     queries graded when others are :class:`Kept`) is part of the fingerprint: a partial that kept
     a query must not be resumed by a run that grades it.
     """
-    report = report or _warn
     with OutputLock(output) if lock else contextlib.nullcontext():
         identities = [file_identity(p) if isinstance(p, Path) else p for p in inputs]
         fingerprint = {**engine.fingerprint(), "inputs": identities}
         if selection is not None:
             fingerprint["selection"] = selection
         partial = PartialFile(output, fingerprint)
-        partial.load(report)
+        partial.load()
         partial.start()
         return _run(
             engine,
@@ -326,7 +324,6 @@ def grade_file(
             total_pairs=total_pairs,
             progress_factory=progress_factory,
             chunk_pairs=chunk_pairs,
-            report=report,
         )
 
 
@@ -339,7 +336,6 @@ def _run(
     total_pairs: int | None,
     progress_factory: Callable[[int | None], Any] | None,
     chunk_pairs: int,
-    report: Report,
 ) -> GradeStats:
     stats = engine.stats
     resumed = dict(partial.index)
@@ -369,9 +365,10 @@ def _run(
             order.append(q.queryId)
             if q.queryId in resumed and not partial.matches(q):
                 del resumed[q.queryId]
-                report(
-                    f"{partial.path}: query {q.queryId} does not match the input (other passages); "
-                    "set aside, it is done again"
+                log.warning(
+                    "%s: query %s does not match the input (other passages); set aside, it is done again",
+                    partial.path,
+                    q.queryId,
                 )
             if isinstance(item, Kept):
                 stats.kept_queries += 1

@@ -10,7 +10,6 @@ CLI imports this module on start-up); the job's modules load when a run starts.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -65,11 +64,10 @@ class GradeSettings:
         queries: Path | None = None,
         subset: Path | None = None,
         *,
-        report: Callable[[str], None],
         given: tuple[str, ...] = (),
     ) -> GradeOutcome:
         """Grade ``passages`` with ``prompts`` against ``bank`` items (exam grading) or the texts
-        of ``queries`` (direct grading) into :attr:`output`; ``report`` receives progress.
+        of ``queries`` (direct grading) into :attr:`output`; notes go to the ``rubric`` logger.
 
         The query selection and every option range are checked when the job is made, before a
         file is read or a model loaded. The pairs that failed after every retry are the
@@ -108,7 +106,6 @@ class GradeSettings:
             workers=self.workers,
             ray=self.ray,
             ray_address=self.ray_address,
-            report=report,
         )
         failed = [str(f) for f in stats.failed] if stats.failures else []
         summary = [stats.summary(), f"wrote {self.output}: {counted(stats.queries, 'query')}"]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import logging
 import os
 import shutil
 import signal
@@ -26,7 +27,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from multiprocessing import get_context
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
@@ -41,7 +42,7 @@ from rubric.grading.reaper import reaping_descendants
 from rubric.grading.runner import OutputLock
 from rubric.grading.shards import merge_parts
 
-Report = Callable[[str], None]
+log = logging.getLogger(__name__)
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 WATCHDOG_SECONDS = 0.5
 STOP_SECONDS = 5.0  # how long terminated workers get before SIGKILL
@@ -159,7 +160,7 @@ def stopping_on_signals() -> Iterator[None]:
             signal.signal(s, handler)
 
 
-def run_workers(job: GradeJob, devices: Sequence[str], output: Path, report: Report) -> GradeStats:
+def run_workers(job: GradeJob, devices: Sequence[str], output: Path) -> GradeStats:
     """Grade shard ``i/n`` on device ``i`` in ``n`` processes and merge the parts into ``output``.
 
     The merged file is written when every worker finished, also when some pairs failed (as a
@@ -199,11 +200,11 @@ def run_workers(job: GradeJob, devices: Sequence[str], output: Path, report: Rep
                         proc.join()
                         kind, value = "error", f"the process ended (exit code {proc.exitcode})"
                     if kind == "ok":
-                        report(f"worker {i}/{n} ({dev}): {value.summary()}")
+                        log.info("worker %d/%d (%s): %s", i, n, dev, value.summary())
                         total.add(value)
                     else:
                         (user_errors if kind == "user" else errors).append(value)
-                        report(f"worker {i}/{n} ({dev}) stopped: {str(value).splitlines()[0]}")
+                        log.warning("worker %d/%d (%s) stopped: %s", i, n, dev, str(value).splitlines()[0])
         finally:
             _stop([proc for _, _, proc in procs.values()])
         if errors or user_errors:
@@ -231,9 +232,7 @@ def _stop(procs: Sequence[Any]) -> None:
             proc.join()
 
 
-def run_ray(
-    job: GradeJob, shards: int, *, gpus: bool, output: Path, report: Report, address: str | None
-) -> GradeStats:
+def run_ray(job: GradeJob, shards: int, *, gpus: bool, output: Path, address: str | None) -> GradeStats:
     """Run the ``shards`` shards as Ray tasks (one GPU each when ``gpus``) and merge them into ``output``.
 
     ``address`` None starts a private Ray instance on 127.0.0.1 whose processes end with the
@@ -268,7 +267,7 @@ def run_ray(
                 if not part.exists()
             }
             if len(pending) < shards:
-                report(f"{shards - len(pending)} of {shards} shards were graded by an earlier run")
+                log.info("%d of %d shards were graded by an earlier run", shards - len(pending), shards)
             while pending:
                 (ready,), _ = ray.wait(list(pending), num_returns=1)
                 i = pending.pop(ready)
@@ -279,7 +278,7 @@ def run_ray(
                     if isinstance(cause, UserError):
                         raise UserError(str(cause)) from None
                     raise
-                report(f"shard {i}/{shards} (ray): {stats.summary()}")
+                log.info("shard %d/%d (ray): %s", i, shards, stats.summary())
                 total.add(stats)
                 # a part with failed pairs is kept under another name: the next run grades that shard again
                 done = parts[i - 1] if not stats.failures else _failed(parts[i - 1])

@@ -7,10 +7,11 @@ for the response cache, with a one-line warning, until it is removed.
 
 from __future__ import annotations
 
+import logging
 import os
-import sys
 from pathlib import Path
 
+log = logging.getLogger(__name__)
 RESPONSES = "responses.sqlite"
 
 
@@ -27,10 +28,11 @@ def responses_path() -> Path:
     ``$RUBRIC_CACHE`` (a file) is used when ``$RUBRIC_CACHE_DIR`` is not set, with a warning."""
     legacy = os.environ.get("RUBRIC_CACHE")
     if legacy and not os.environ.get("RUBRIC_CACHE_DIR"):
-        print(
-            "rubric: warning: RUBRIC_CACHE is deprecated; set RUBRIC_CACHE_DIR to the folder of "
-            f"{RESPONSES} and models/ (using {legacy} for now)",
-            file=sys.stderr,
+        log.warning(
+            "RUBRIC_CACHE is deprecated; set RUBRIC_CACHE_DIR to the folder of %s and models/ "
+            "(using %s for now)",
+            RESPONSES,
+            legacy,
         )
         return Path(legacy)
     return cache_dir() / RESPONSES

@@ -24,10 +24,10 @@ decoder-only models and our prompts never use.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import re
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 from types import ModuleType
@@ -38,6 +38,7 @@ from rubric.llm.cache_dir import models_dir
 from rubric.llm.packaged import resolve_model
 
 #: What ``--compute-type`` accepts; ``auto``: float32 on CPU (grades equal transformers'), float16 on CUDA.
+log = logging.getLogger(__name__)
 COMPUTE_TYPES = ("auto", "float32", "int8", "int8_float16", "float16")
 AUTO_COMPUTE = {"cpu": "float32", "cuda": "float16"}
 MODEL_FILE = "model.bin"
@@ -110,7 +111,7 @@ def resolve_ct2_device(
     missing = missing_cuda_library(libraries) if gpus else None
     if kind == "auto":
         if missing:
-            print(f"rubric: warning: CTranslate2 runs on the CPU: {cuda_hint(missing)}", file=sys.stderr)
+            log.warning("CTranslate2 runs on the CPU: %s", cuda_hint(missing))
         return ("cuda", 0) if gpus and not missing else ("cpu", 0)
     if missing:
         raise UserError(f"{{device}} {device}: {cuda_hint(missing)}", "device")
@@ -206,10 +207,7 @@ def discard_conversion(target: Path, model: str, reason: str) -> None:
     """Remove a cached conversion that CTranslate2 cannot load (a truncated ``model.bin``, a
     damaged vocabulary), so that it is converted again; first renamed aside, so that a
     half-removed folder is never taken for a conversion."""
-    print(
-        f"the cached conversion {target} of {model} is damaged ({reason}); converting it again",
-        file=sys.stderr,
-    )
+    log.warning("the cached conversion %s of %s is damaged (%s); converting it again", target, model, reason)
     aside = target.with_name(f".{target.name}.damaged-{os.getpid()}")
     try:
         os.rename(target, aside)
@@ -280,7 +278,7 @@ def convert(source: Path, target: Path, compute_type: str, model: str) -> Path:
             "RUBRIC_CACHE_DIR to a folder this user can write",
             "model",
         ) from None
-    print(f"converting {model} once to {target} (CTranslate2, {compute_type})", file=sys.stderr, flush=True)
+    log.info("converting %s once to %s (CTranslate2, %s)", model, target, compute_type)
     try:
         try:
             Converter(str(source)).convert(str(tmp), quantization=compute_type, force=True)

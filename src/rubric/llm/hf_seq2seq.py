@@ -15,7 +15,7 @@ so every generation setting (logits processors, beams, stopping) applies unchang
 from __future__ import annotations
 
 import importlib.util
-import sys
+import logging
 from collections.abc import Iterator
 from typing import Any
 
@@ -25,6 +25,7 @@ from rubric.llm.packing import PackedRow, pack_groups, pack_row, row_capacity, r
 from rubric.llm.t5_attention import FusedT5Encoder, supports_fused
 
 # ``auto`` for a T5 encoder, per device type: the fastest path whose grades equal eager's there.
+log = logging.getLogger(__name__)
 AUTO_ATTENTION = {"cpu": "sdpa", "cuda": "sdpa"}
 
 
@@ -198,7 +199,7 @@ class HFSeq2Seq(GenerativeHF):
         if self.settings.attention != "auto" or isinstance(error, self._torch.cuda.OutOfMemoryError):
             raise error
         first = (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
-        print(f"rubric: warning: FlexAttention failed ({first}); going on with sdpa", file=sys.stderr)
+        log.warning("FlexAttention failed (%s); going on with sdpa", first)
         self.encoder = FusedT5Encoder(self.net, "sdpa", compile=self.settings.compile)
         self.attention = "sdpa (flex failed)"
 

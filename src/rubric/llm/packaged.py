@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import logging
 import os
 import shutil
-import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -38,6 +38,7 @@ from rubric.extras import install_command, installed
 from rubric.llm.cache_dir import models_dir
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+log = logging.getLogger(__name__)
 MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"
 
 
@@ -114,7 +115,7 @@ def convert_gguf(source: Path, gguf_file: str, target: Path, install: str) -> Pa
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     target.parent.mkdir(parents=True, exist_ok=True)
-    print(f"converting {source / gguf_file} once to {target} (about 30 s)", file=sys.stderr, flush=True)
+    log.info("converting %s once to %s (about 30 s)", source / gguf_file, target)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
         tokenizer = AutoTokenizer.from_pretrained(source, gguf_file=gguf_file)

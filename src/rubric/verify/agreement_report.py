@@ -10,7 +10,8 @@ query selection (which reads ``--queries``). ``--reviews`` ignores ``--label`` a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,6 +24,8 @@ from rubric.plots import check_plot
 from rubric.verify.agreement import Agreement
 
 FORMATS = ("tsv", "md", "latex")
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -94,7 +97,7 @@ class AgreementReport:
         count_heatmaps(panels, path, by_row=by_row, dpi=dpi or DPI)
 
 
-def agreement_report(request: AgreementRequest, note: Callable[[str], None]) -> AgreementReport:
+def agreement_report(request: AgreementRequest) -> AgreementReport:
     """Check the request, then compare: per side its tables (and the one-vs-rest tables), its
     summary line noted as soon as the side is done; with ``reviews`` the rater tables, a line per
     pair of raters noted. A side without a passage that has both a label and a judgment is an error."""
@@ -104,9 +107,9 @@ def agreement_report(request: AgreementRequest, note: Callable[[str], None]) -> 
 
         grades = GradeFilter(next(iter(request.prompt_classes), None), request.llm, request.prompt_type)
         assert request.graded is not None  # checked
-        found = reviewer_agreement(request.graded, grades, request.selection(), note)
+        found = reviewer_agreement(request.graded, grades, request.selection())
         for line in found.lines():
-            note(line)
+            log.info(line)
         return AgreementReport(found.tables)
     from rubric.verify.sides import agreement_sides
 
@@ -123,7 +126,6 @@ def agreement_report(request: AgreementRequest, note: Callable[[str], None]) -> 
         prompt_type=request.prompt_type,
         rule=rule,
         mapping=mapping,
-        note=note,
     )
     report = AgreementReport()
     source = request.judgments or request.graded
@@ -138,5 +140,5 @@ def agreement_report(request: AgreementRequest, note: Callable[[str], None]) -> 
             from rubric.verify.one_vs_rest import original_tables
 
             report.tables.extend(original_tables(ag))
-        note(ag.summary())
+        log.info(ag.summary())
     return report

@@ -6,14 +6,17 @@ Reading the answers of one item sorted by grade shows at a glance whether the gr
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 from rubric.data.table import Table
 from rubric.verify.items import snippet
 from rubric.verify.matrix import GradeMatrix
 from rubric.verify.report import GradedSelection, write_report
+
+log = logging.getLogger(__name__)
 
 
 def grading_table(
@@ -65,7 +68,6 @@ def grading_report(
     *,
     fmt: str,
     output: Path | None,
-    note: Callable[[str], None],
     answer: str = "auto",
 ) -> Counter[str]:
     """`rubric verify grading`: write the table of the selected grades (streamed), then note how
@@ -76,8 +78,7 @@ def grading_report(
         lambda m: [grading_table(m, item_texts, width, counts)],
         fmt,
         output=output,
-        note=note,
         answer=answer,
     )
-    note(f"{counts['grades']} grades of {counts['items']} items in {counts['queries']} queries")
+    log.info("%d grades of %d items in %d queries", counts["grades"], counts["items"], counts["queries"])
     return counts

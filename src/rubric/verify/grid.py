@@ -6,13 +6,16 @@ nobody answers (wrong or off-topic), a relevant passage with an empty row (a gap
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import logging
+from collections.abc import Iterator
 from pathlib import Path
 
 from rubric.data.table import Table
 from rubric.verify.items import short_id, snippet
 from rubric.verify.matrix import GradeMatrix
 from rubric.verify.report import GradedSelection, write_report
+
+log = logging.getLogger(__name__)
 
 
 def grid_tables(
@@ -59,9 +62,8 @@ def grid_report(
     width: int,
     fmt: str,
     output: Path | None,
-    note: Callable[[str], None],
     answer: str = "auto",
 ) -> None:
     """`rubric verify grid`: write the grids of the selected grades, one query at a time."""
     build = lambda m: grid_tables(m, item_texts, answers=answers, width=width)  # noqa: E731
-    write_report(selection, build, fmt, output=output, note=note, answer=answer)
+    write_report(selection, build, fmt, output=output, answer=answer)

@@ -21,9 +21,9 @@ import functools
 import html
 import io
 import json
+import logging
 import os
 import re
-from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import IO, Any
@@ -33,6 +33,8 @@ from rubric.verify.report import GradedSelection, selected_grades
 
 # Grade colours, 0 .. 5 (ColorBrewer RdYlGn-like, light to strong); higher scales use the last.
 PALETTE = ["#f2f2f2", "#fde0a8", "#fdbf6f", "#d9ef8b", "#91cf60", "#1a9850"]
+
+log = logging.getLogger(__name__)
 
 
 def query_block(q: QueryGrades, item_texts: dict[str, str]) -> dict[str, Any]:
@@ -185,7 +187,6 @@ def review_page(
     output: Path,
     item_texts: dict[str, str] | None,
     answer: str,
-    note: Callable[[str], None],
     *,
     min_grade: int = 4,
     min_judgment: int = 1,
@@ -198,7 +199,7 @@ def review_page(
     from rubric.data.files import open_output
     from rubric.verify.review import file_sha256
 
-    with selected_grades(selection, note, answer=answer) as m:
+    with selected_grades(selection, answer=answer) as m:
         with open_output(output) as out:
             n_queries, n_passages = write_page(
                 out,
@@ -211,5 +212,5 @@ def review_page(
                 source={"file": selection.graded.name, "sha256": file_sha256(m.readable)},
             )
     size = os.stat(output).st_size // 1024 if os.path.isfile(output) else 0
-    note(f"wrote {output}: {n_queries} queries, {n_passages} passages, {size} KiB")
+    log.info("wrote %s: %d queries, %d passages, %s KiB", output, n_queries, n_passages, size)
     return n_queries, n_passages

@@ -8,7 +8,7 @@ as "needs grading" (and can be written out as a bank to grade just them).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +20,8 @@ from rubric.data.table import Table, emit_tables
 from rubric.verify.items import bank_items, snippet
 from rubric.verify.matrix import GradeMatrix, PassageGrades
 from rubric.verify.report import GradedSelection, selected_grades
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -127,7 +129,6 @@ def impact_report(
     fmt: str,
     output: Path | None,
     needs_grading: Path | None,
-    note: Callable[[str], None],
 ) -> Impact:
     """`rubric verify impact`: the selected queries' banks before and after the edit against the
     selected grades; writes the item and change tables, the items that still need grading (as a
@@ -135,11 +136,11 @@ def impact_report(
     chosen = QuerySelection.of(selection.queries)  # None: every query
     before = list(chosen.select(read_bank(bank_before), lambda b: b.query_id))
     after = list(chosen.select(read_bank(bank_after), lambda b: b.query_id))
-    with selected_grades(selection, note, answer="rating", items=True) as m:
+    with selected_grades(selection, answer="rating", items=True) as m:
         result = bank_impact(m, before, after, rule)
     emit_tables([result.items_table(), result.changes_table()], fmt, output)
     if needs_grading is not None:
         n = write_bank(needs_grading, needs_grading_banks(after, result))
-        note(f"wrote {needs_grading}: {n} banks with items to grade")
-    note(result.changes_table().notes[0] + "; " + result.items_table().notes[0])
+        log.info("wrote %s: %d banks with items to grade", needs_grading, n)
+    log.info("%s; %s", result.changes_table().notes[0], result.items_table().notes[0])
     return result

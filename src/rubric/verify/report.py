@@ -4,12 +4,13 @@ grades of one kind, write the tables as they come, and say what was left out.
 Each verify report (grading, grid, uncovered, spurious, impact, html) differs only in the table
 it builds from the selected :class:`~rubric.verify.matrix.Matrix`; the opening, the notes about
 absent queries and ungraded passages, and the refusal of direct prompts where items are needed
-are the same for all, so they live here once. Notes go to a ``note`` callable (the CLI prints
+are the same for all, so they live here once. Notes go to the ``rubric`` logger (the CLI prints
 them on stderr), in the order they arise.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ if TYPE_CHECKING:  # every verify report command imports this module; the reader
     from rubric.data.query_selection import QuerySelection
     from rubric.data.select import GradeFilter
 
-Note = Callable[[str], None]
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -36,9 +37,7 @@ class GradedSelection:
 
 
 @contextmanager
-def selected_grades(
-    selection: GradedSelection, note: Note, *, answer: str = "auto", items: bool = False
-) -> Iterator:
+def selected_grades(selection: GradedSelection, *, answer: str = "auto", items: bool = False) -> Iterator:
     """The selected grades as a streamed matrix (``with selected_grades(...) as m``); ``items``:
     the report needs item grades, so a direct prompt is refused. After the report went through
     the matrix, how many passages had no grades of its kind is noted."""
@@ -49,14 +48,14 @@ def selected_grades(
     with graded_input(selection.graded, selection.queries) as source:
         m = open_matrix(source, selection.grades, answer_prompt=answer)
         if line := absent_note(m.absent, source.source, "selected"):
-            note(line)
+            log.info(line)
         if items and m.direct:
             raise UserError(f"{source.source}: {m.kind.prompt_class} is a direct prompt; it grades no items")
         m.readable = source.readable
         yield m
         if m.ungraded:
             kind = m.kind.prompt_class
-            note(f"{source.source}: {m.ungraded} passages have no {kind} grades and are left out")
+            log.info("%s: %d passages have no %s grades and are left out", source.source, m.ungraded, kind)
 
 
 def write_report(
@@ -65,13 +64,12 @@ def write_report(
     fmt: str,
     *,
     output: Path | None,
-    note: Note,
     answer: str = "auto",
     items: bool = False,
 ) -> Iterable[Table]:
     """Write the tables that ``tables(matrix)`` builds from the selected grades (streamed:
     a report over a huge file never holds its whole text); returns what ``tables`` returned."""
-    with selected_grades(selection, note, answer=answer, items=items) as m:
+    with selected_grades(selection, answer=answer, items=items) as m:
         built = tables(m)
         emit_tables(built, fmt, output)
     return built

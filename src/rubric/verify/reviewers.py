@@ -10,8 +10,8 @@ A confirmation counts as the reviewer giving the LLM's grade.
 from __future__ import annotations
 
 import itertools
+import logging
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +25,8 @@ from rubric.verify.review import HUMAN_PROMPT_CLASS
 
 Cell = tuple[str, str, str]
 THRESHOLDS = range(1, 6)
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -130,12 +132,12 @@ class ReviewerAgreement:
 
 
 def reviewer_agreement(
-    graded: Path, grades: GradeFilter, queries: QuerySelection | None, note: Callable[[str], None]
+    graded: Path, grades: GradeFilter, queries: QuerySelection | None
 ) -> ReviewerAgreement:
     """The selected LLM grades of ``graded`` against each reviewer's, and reviewers against each
     other; selected queries the file lacks are noted (the file is read once, query by query)."""
     with graded_input(graded, queries) as source:
         if line := absent_note(source.absent(), str(graded), "selected"):
-            note(line)
+            log.info(line)
         _, raters = rater_counts(source, grades)
     return ReviewerAgreement(agreement_tables(raters))

@@ -8,8 +8,9 @@ passages that have both, ready for :class:`~rubric.verify.agreement.Agreement`.
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from rubric.data.graded import GradedFile, LoadedGraded
@@ -21,6 +22,8 @@ from rubric.verify.matrix import query_grades, query_judgments, query_labels
 
 Cell = tuple[str, str]  # (query id, passage id)
 Side = tuple[str, Counter[tuple[int, int]]]  # name, counts of (label, judgment)
+
+log = logging.getLogger(__name__)
 
 
 def qrels_cells(path: str | Path, chosen: QuerySelection) -> tuple[dict[Cell, int], list[str]]:
@@ -95,7 +98,6 @@ def agreement_sides(
     prompt_type: str | None,
     rule: LabelRule,
     mapping: GradeMap | None,
-    note: Callable[[str], None],
 ) -> list[Side]:
     """The sides `rubric verify agreement` compares, from the files it was given: imported LLM
     qrels (``labels``) or the grades of ``graded`` against ``judgments`` (a human qrels file) or
@@ -106,7 +108,7 @@ def agreement_sides(
     def cells_of(path: Path) -> dict[Cell, int]:
         found, absent = qrels_cells(path, chosen)
         if line := absent_note(absent, str(path), "selected"):
-            note(line)
+            log.info(line)
         return found
 
     human = cells_of(judgments) if judgments is not None else None
@@ -134,7 +136,7 @@ def agreement_sides(
         )
     with graded_input(graded, chosen) as source:
         if line := absent_note(source.absent(), str(graded), "selected"):
-            note(line)
+            log.info(line)
         return graded_sides(
             source,
             prompt_classes or [None],

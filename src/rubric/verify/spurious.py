@@ -6,7 +6,7 @@ inflates every system's score and should be rewritten or dropped.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,6 +14,8 @@ from rubric.data.table import Table
 from rubric.verify.items import snippet
 from rubric.verify.matrix import GradeMatrix
 from rubric.verify.report import GradedSelection, write_report
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -101,9 +103,8 @@ def spurious_report(
     top: int,
     fmt: str,
     output: Path | None,
-    note: Callable[[str], None],
 ) -> None:
     """`rubric verify spurious`: write the item table of the selected rating grades (a direct
     prompt grades no items and is refused)."""
     build = lambda m: [spurious_table(m, max_judgment, min_grade, item_texts, top)]  # noqa: E731
-    write_report(selection, build, fmt, output=output, note=note, answer="rating", items=True)
+    write_report(selection, build, fmt, output=output, answer="rating", items=True)

@@ -6,14 +6,17 @@ does not ask about; reading it suggests the question or nugget to add.
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 from rubric.data.table import Table
 from rubric.verify.items import snippet
 from rubric.verify.matrix import GradeMatrix
 from rubric.verify.report import GradedSelection, write_report
+
+log = logging.getLogger(__name__)
 
 
 def uncovered_table(matrix: GradeMatrix, min_judgment: int, min_grade: int, width: int = 200) -> Table:
@@ -54,11 +57,10 @@ def uncovered_report(
     width: int,
     fmt: str,
     output: Path | None,
-    note: Callable[[str], None],
 ) -> Table:
     """`rubric verify uncovered`: write the table of the selected rating grades, then note its
     counts (known only once the rows went out)."""
     build = lambda m: [uncovered_table(m, min_judgment, min_grade, width)]  # noqa: E731
-    (found,) = write_report(selection, build, fmt, output=output, note=note, answer="rating")
-    note(found.notes[0])
+    (found,) = write_report(selection, build, fmt, output=output, answer="rating")
+    log.info(found.notes[0])
     return found
