@@ -29,7 +29,7 @@ from rubric.cli.common import is_output
 rubric, assert_one_error = faults.rubric, faults.assert_one_error
 
 #: Text options (and arguments) that name files or folders: what `_named_paths` reads.
-TEXT_FILES = {"EVALUATIONS", "--reference", "--model"}
+TEXT_FILES = {"EVALUATIONS", "--reference", "--model", "--api-tokenizer"}
 #: Text options that never name a file (ids, names, choices, prompts by name, URLs, numbers as text).
 TEXT_NOT_FILES = {
     "--add", "--answer-prompt", "--as", "--attention", "--backend", "--base-url", "--baseline",
