@@ -3,7 +3,7 @@ prompts -- of a chunk of queries, ask the model, and hand the answers to the rec
 
 Per prompt, the pairs of all queries of a chunk are asked in one call, so a local backend sorts
 them by length and batches across passages and queries. Prompts are rendered with the passage
-cut by tokens to fit the model (:mod:`rubric.grading.fit`); prompt-free pair graders get the
+cut by tokens to fit the model (:mod:`rubric.llm.fit`); prompt-free pair graders get the
 (item text, passage text) pairs. Every request goes through the cache layer
 (:class:`~rubric.llm.cache.CachedBackend`), which asks only what it does not know and stores
 each answer as it arrives.
@@ -30,7 +30,7 @@ from typing import Any
 from rubric.data.models import NuggetItem, QueryWithFullParagraphList, TestBank
 from rubric.errors import UserError
 from rubric.grading import records
-from rubric.grading.fit import cut_as_original, cuts_as_original, fit_prompts
+from rubric.llm.fit import cut_as_original, cuts_as_original, fit_prompts
 from rubric.grading.verification import VERIFY_KIND, Verdict, answer_prompt, verdict, verification_texts
 from rubric.llm.base import (
     Answer,
@@ -46,6 +46,7 @@ from rubric.llm.base import (
     TokenCounter,
 )
 from rubric.llm.cache import CachedBackend, ResponseCache
+from rubric.llm.fit import fit_prompts
 from rubric.prompting.parse import Parser, get_parser
 from rubric.prompting.prompts import Prompt
 
@@ -167,7 +168,7 @@ def check_prompts(
                 "prompts",
             )
         if direct and pair_backend:
-            _check_scale(p, pair_backend, pair_scales)
+            _check_scale(p, pair_backend, pair_scales=pair_scales)
         if p.kind == VERIFY_KIND and pair_backend:
             raise UserError(
                 f"{{prompts}} {p.name}: a verify prompt asks the LLM yes/no questions; "
@@ -177,7 +178,7 @@ def check_prompts(
     return {p.name: answer_prompt(p, prompt_files) for p in prompts if p.kind == VERIFY_KIND}
 
 
-def _check_scale(prompt: Prompt, pair_backend: str, pair_scales: bool) -> None:
+def _check_scale(prompt: Prompt, pair_backend: str, *, pair_scales: bool) -> None:
     """A prompt-free pair grader serves a direct prompt only on a 0..m scale it can grade on."""
     if not pair_scales:
         raise UserError(
@@ -503,7 +504,8 @@ class Engine:
                         else None
                     )
                     records.put(
-                        passage, records.direct_record(prompt, self.parsers[k], got[0], llm, options, grade)
+                        passage,
+                        records.direct_record(prompt, self.parsers[k], got[0], llm, options, grade=grade),
                     )
                 elif prompt.kind == VERIFY_KIND:
                     extract = self.answer_prompts[prompt.name]

@@ -104,6 +104,7 @@ def direct_record(
     answer: Answer,
     llm: str,
     options: dict[str, Any],
+    *,
     grade: int | None = None,
 ) -> Grades:
     """The record of a direct prompt for one (passage, query): ``grade`` when the grader gave it
