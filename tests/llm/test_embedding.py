@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from helpers.tiny_models import build_bert_qa
 from rubric.data.collection import load_texts
 from rubric.data.jsonl import read_bank
 from rubric.data.trec import read_qrels
 from rubric.errors import UserError
-from helpers.tiny_models import build_bert_qa
 from rubric.llm.base import Answer, PairGrader
 from rubric.llm.embedding import THRESHOLDS, EmbeddingGrader, grade_of, rescaled
 from rubric.prompting.parse import get_parser
@@ -152,12 +152,13 @@ def direct_graded(tmp_path_factory) -> dict[str, list[dict]]:
     tmp = tmp_path_factory.mktemp("direct")
     passages = tmp / "passages.jsonl.gz"
     r = run_cli("convert", "runs", "--topics", EXAMPLE / "queries.json", "--collection",
-                EXAMPLE / "collection.tsv", "--qrels", EXAMPLE / "qrels.txt", "--top-k", "3", EXAMPLE / "runs",
-                "-o", passages)  # fmt: skip
+                EXAMPLE / "collection.tsv", "--qrels", EXAMPLE / "qrels.txt", "--top-k", "3",
+                EXAMPLE / "runs", "-o", passages)  # fmt: skip
     assert r.returncode == 0, r.stderr
     prompts = [a for name in DIRECT for a in ("-p", name)]
-    r = run_cli("grade", "direct", passages, "--topics", EXAMPLE / "queries.json", *prompts, "--backend",
-                "embedding", "--device", "cpu", "--cache", tmp / "c.sqlite", "-o", tmp / "g.jsonl.gz")  # fmt: skip
+    r = run_cli("grade", "direct", passages, "--topics", EXAMPLE / "queries.json", *prompts,
+                "--backend", "embedding", "--device", "cpu", "--cache", tmp / "c.sqlite",
+                "-o", tmp / "g.jsonl.gz")  # fmt: skip
     assert r.returncode == 0, r.stderr
     records: dict[str, list[dict]] = {}
     for line in gzip.decompress((tmp / "g.jsonl.gz").read_bytes()).decode().splitlines():

@@ -65,13 +65,17 @@ def test_stats_summary_counts_everything():
         (ChatSettings("m", ApiSettings(concurrency=0)), "^concurrency: must be at least 1, got 0"),
         (ChatSettings("m", ApiSettings(timeout=0)), "^timeout: must be a positive number of seconds"),
         (ChatSettings("m", ApiSettings(), temperature=2.5), "^temperature: must be 0 to 2, got 2.5"),
-        (ChatSettings("m", ApiSettings(), local=LocalSettings(max_new_tokens=0)),
-         "^max_new_tokens: must be at least 1, got 0"),  # fmt: skip
+        (
+            ChatSettings("m", ApiSettings(), local=LocalSettings(max_new_tokens=0)),
+            "^max_new_tokens: must be at least 1, got 0",
+        ),  # fmt: skip
         (ChatSettings("m", ApiSettings(), backend="nope"), "^backend: unknown backend 'nope'"),
         (ChatSettings("m", ApiSettings(), backend="hf-qa"), "^backend hf-qa: writes no text"),
         (ChatSettings("m", ApiSettings(), backend="embedding"), "^backend embedding: writes no text"),
-        (ChatSettings("m", ApiSettings(), backend="hf-causal", temperature=0.5),
-         "^temperature 0.5: the hf-causal backend decodes greedily"),  # fmt: skip
+        (
+            ChatSettings("m", ApiSettings(), backend="hf-causal", temperature=0.5),
+            "^temperature 0.5: the hf-causal backend decodes greedily",
+        ),  # fmt: skip
         (ChatSettings("m", ApiSettings(), parse_retries=-1), "^parse_retries: must be at least 0, got -1"),
     ],
 )

@@ -68,7 +68,9 @@ def generate(
 @opt.option_groups
 def nuggetize(
     passages: Path = typer.Option(..., "--passages", help="Passages file (with judgments, or use --qrels)."),
-    topics: Path = typer.Option(..., "--topics", help="Query texts (topics): JSON {qid: text}, TSV or JSONL."),
+    topics: Path = typer.Option(
+        ..., "--topics", help="Query texts (topics): JSON {qid: text}, TSV or JSONL."
+    ),
     qrels: Path = typer.Option(
         None, "--qrels", help="Judgments to use instead of the passages' own (e.g. UMBRELA LLM qrels)."
     ),

@@ -61,9 +61,10 @@ class ChatSettings:
     ``backend`` is any registered text generator (:mod:`rubric.llm.registry`: ``openai``,
     ``hf-causal``, ``ct2-causal``, ...), built from the same settings as in ``rubric grade``;
     ``scale_graders`` of :meth:`check` lets a command also take a prompt-free
-    :class:`~rubric.llm.base.ScaleGrader` (the embedding baseline of ``grade assign``). Answers are as long as ``local.max_new_tokens``, by
-    default the server's limit (openai) or :data:`LIST_TOKENS` (local models: a list of 20
-    nuggets is about 300 tokens; rubric grade's 32 would cut it).
+    :class:`~rubric.llm.base.ScaleGrader` (the embedding baseline of ``grade assign``). Answers
+    are as long as ``local.max_new_tokens``, by default the server's limit (openai) or
+    :data:`LIST_TOKENS` (local models: a list of 20 nuggets is about 300 tokens; rubric grade's
+    32 would cut it).
     """
 
     model: str
