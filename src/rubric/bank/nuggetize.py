@@ -236,9 +236,10 @@ def relevant_passages(
     Every query of ``passages`` needs a text in ``texts`` (read from ``queries``); no relevant
     passage at all is an error (there would be nothing to nuggetize).
     """
-    chosen = selection or QuerySelection()
     from rubric.data.jsonl import read_passages
     from rubric.data.trec import read_qrels
+
+    chosen = selection or QuerySelection()
 
     judged = read_qrels(qrels) if qrels else None
     relevant: dict[str, list[str]] = {}

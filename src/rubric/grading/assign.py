@@ -243,7 +243,13 @@ def _assign_by_similarity(
         for entry in record["nuggets"]
         for part in ans.parts
     ]
-    got = iter(llm.grade_pairs(pairs))
+    from rubric.llm.progress import progress
+
+    bar = progress(len(pairs), "assign (embedding baseline)", "pair")
+    try:
+        got = iter(llm.grade_pairs(pairs, lambda done: bar.update(len(done))))
+    finally:
+        bar.close()
     failures = []
     for ans, record in records:
         for entry in record["nuggets"]:
