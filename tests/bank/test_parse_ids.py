@@ -39,7 +39,7 @@ def test_parse_list_accepts_the_shapes_llms_answer_with(answer):
         '["Bees make honey", "Honey\'s water content is low"]',
         # what small models write, copying the prompt's own [1] passage numbering
         "[1] Bees make honey\n[2] Honey's water content is low",
-        "Nuggets:\n[1] \"Bees make honey\",\n[2] \"Honey's water content is low\"",
+        'Nuggets:\n[1] "Bees make honey",\n[2] "Honey\'s water content is low"',
     ],
 )
 def test_parse_list_reads_the_nuggetizer_formats(answer):
