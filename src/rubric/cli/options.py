@@ -239,9 +239,9 @@ class LocalOptions(LocalSettings):
         int | None,
         _opt(
             "--max-new-tokens",
-            help="Longest generated answer in tokens (>= 1). Default: 32 in rubric grade; in the commands "
-            "that ask for lists (bank generate, bank nuggetize, grade assign) 512 for local models and the "
-            "server's limit for openai.",
+            help="Longest generated answer in tokens (>= 1). Default: 32 in rubric grade; in bank generate, "
+            "bank nuggetize, grade assign and evaluate support 512 for local models and the server's limit "
+            "for openai.",
         ),
     ] = None
     num_beams: Annotated[
