@@ -30,7 +30,6 @@ from typing import Any
 from rubric.data.models import NuggetItem, QueryWithFullParagraphList, TestBank
 from rubric.errors import UserError
 from rubric.grading import records
-from rubric.llm.fit import cut_as_original, cuts_as_original, fit_prompts
 from rubric.grading.verification import VERIFY_KIND, Verdict, answer_prompt, verdict, verification_texts
 from rubric.llm.base import (
     Answer,
@@ -46,7 +45,7 @@ from rubric.llm.base import (
     TokenCounter,
 )
 from rubric.llm.cache import CachedBackend, ResponseCache
-from rubric.llm.fit import fit_prompts
+from rubric.llm.fit import cut_as_original, cuts_as_original, fit_prompts
 from rubric.prompting.parse import Parser, get_parser
 from rubric.prompting.prompts import Prompt
 

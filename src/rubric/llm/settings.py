@@ -106,6 +106,7 @@ class ChatSettings:
         options = self.local.backend_options(None) | dataclasses.asdict(self.api)
         if self.backend == "openai":
             options["temperature"] = self.temperature
+            options["max_input_tokens"] = 0  # a server gets whole windows and answers, as before
         elif options["max_new_tokens"] is None:
             options["max_new_tokens"] = LIST_TOKENS
         return options
