@@ -116,7 +116,9 @@ def test_local_settings_as_backend_keywords():
     assert LocalSettings().backend_options() == {
         "attention": None, "compile": None, "device": "auto", "dtype": "auto", "batch_size": 0,
         "token_budget": 0, "max_input_tokens": 512, "max_new_tokens": 32, "num_beams": 1,
-        "compute_type": None, "threads": None,
+        "compute_type": None, "threads": None, "api_tokenizer": None,
     }  # fmt: skip
+    # the list commands' answer length when --max-new-tokens is not given (grading: 32)
+    assert LocalSettings().backend_options(None)["max_new_tokens"] is None
     chosen = LocalSettings(device="cpu", attention="sdpa", compile_encoder=True).backend_options()
     assert (chosen["device"], chosen["attention"], chosen["compile"]) == ("cpu", "sdpa", True)
