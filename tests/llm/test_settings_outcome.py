@@ -65,7 +65,17 @@ def test_stats_summary_counts_everything():
         (ChatSettings("m", ApiSettings(concurrency=0)), "^concurrency: must be at least 1, got 0"),
         (ChatSettings("m", ApiSettings(timeout=0)), "^timeout: must be a positive number of seconds"),
         (ChatSettings("m", ApiSettings(), temperature=2.5), "^temperature: must be 0 to 2, got 2.5"),
-        (ChatSettings("m", ApiSettings(), max_tokens=0), "^max_tokens: must be at least 1, got 0"),
+        (
+            ChatSettings("m", ApiSettings(), local=LocalSettings(max_new_tokens=0)),
+            "^max_new_tokens: must be at least 1, got 0",
+        ),  # fmt: skip
+        (ChatSettings("m", ApiSettings(), backend="nope"), "^backend: unknown backend 'nope'"),
+        (ChatSettings("m", ApiSettings(), backend="hf-qa"), "^backend hf-qa: writes no text"),
+        (ChatSettings("m", ApiSettings(), backend="embedding"), "^backend embedding: writes no text"),
+        (
+            ChatSettings("m", ApiSettings(), backend="hf-causal", temperature=0.5),
+            "^temperature 0.5: the hf-causal backend decodes greedily",
+        ),  # fmt: skip
         (ChatSettings("m", ApiSettings(), parse_retries=-1), "^parse_retries: must be at least 0, got -1"),
     ],
 )
@@ -73,7 +83,7 @@ def test_bad_settings_name_their_parameter(settings, message):
     with pytest.raises(UserError, match=message):
         settings.check()
     with pytest.raises(UserError, match=message):
-        settings.backend()  # checked before the cache is opened or the key read
+        settings.build()  # checked before the cache is opened or the key read
 
 
 def test_backend_takes_every_setting_and_opens_the_cache(tmp_path: Path):
@@ -81,22 +91,24 @@ def test_backend_takes_every_setting_and_opens_the_cache(tmp_path: Path):
     key.write_text("sk-test-key-123456\n")
     api = ApiSettings(base_url="http://127.0.0.1:9/v1", api_key_file=key, concurrency=3, rpm=60.0,
                       max_retries=2, retry_base=0.5, timeout=7.0)  # fmt: skip
-    settings = ChatSettings("m", api, temperature=0.5, max_tokens=64, cache=tmp_path / "c.sqlite")
-    backend, cache = settings.backend()
+    settings = ChatSettings(
+        "m", api, temperature=0.5, local=LocalSettings(max_new_tokens=64), cache=tmp_path / "c.sqlite"
+    )
+    backend, cache = settings.build()
     assert isinstance(backend, OpenAIChat) and isinstance(cache, ResponseCache)
     assert (tmp_path / "c.sqlite").exists()
     assert (backend.model, backend.base_url, backend.concurrency, backend.rpm) == ("m", api.base_url, 3, 60.0)
     assert (backend.max_retries, backend.retry_base, backend.timeout) == (2, 0.5, 7.0)
     assert backend.options() == {"temperature": 0.5, "max_tokens": 64}
     cache.close()
-    _, none = ChatSettings("m", ApiSettings(), no_cache=True).backend()
+    _, none = ChatSettings("m", ApiSettings(), no_cache=True).build()
     assert none is None
 
 
 def test_a_missing_key_file_fails_after_the_cache_opened(tmp_path: Path):
     settings = ChatSettings("m", ApiSettings(api_key_file=tmp_path / "nope"), cache=tmp_path / "c.sqlite")
     with pytest.raises(UserError, match="^api_key_file .*nope: cannot read"):
-        settings.backend()
+        settings.build()
     assert (tmp_path / "c.sqlite").exists()  # a file that is no cache would have failed first
 
 
@@ -104,7 +116,9 @@ def test_local_settings_as_backend_keywords():
     assert LocalSettings().backend_options() == {
         "attention": None, "compile": None, "device": "auto", "dtype": "auto", "batch_size": 0,
         "token_budget": 0, "max_input_tokens": 512, "max_new_tokens": 32, "num_beams": 1,
-        "compute_type": None, "threads": None,
+        "compute_type": None, "threads": None, "api_tokenizer": None,
     }  # fmt: skip
+    # the list commands' answer length when --max-new-tokens is not given (grading: 32)
+    assert LocalSettings().backend_options(None)["max_new_tokens"] is None
     chosen = LocalSettings(device="cpu", attention="sdpa", compile_encoder=True).backend_options()
     assert (chosen["device"], chosen["attention"], chosen["compile"]) == ("cpu", "sdpa", True)

@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from rubric.grading.fit import cut_as_original
+from rubric.llm.fit import cut_as_original
 from rubric.prompting.prompts import get_prompt
 
 T5_CLASSES = [

@@ -218,7 +218,7 @@ def generate_bank_file(
     llm.check()
     chosen = topics(read_queries(queries), style, facets, queries)
     chosen_prompt = get_prompt(prompt or GENERATE_PROMPTS[(kind, style)], prompt_files)
-    backend, responses = llm.backend()
+    backend, responses = llm.generator()
     banks, failures = generate_banks(
         chosen,
         chosen_prompt,

@@ -11,12 +11,18 @@
 A window or importance call whose answer stays unreadable (or unanswered) after the bounded
 re-asks keeps the previous nugget list / leaves the importance unset; both are counted in the
 bank's ``info`` and reported, and unlabelled nuggets are kept (after the labelled ones).
+
+Any text generator of the registry does the asking (``--backend openai``, ``hf-causal``,
+``ct2-causal``, ...): a local model gets each window's passages cut by tokens so the prompt fits
+its input (:func:`rubric.llm.ask.fitted`), and its answers as castorini/nuggetizer reads them
+(Python lists, in fences or not) or as small models write them (``[1] nugget`` lines, JSON,
+numbered or bulleted lines; :func:`rubric.llm.lists.parse_list`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,8 +31,9 @@ from rubric.bank.ids import item_id
 from rubric.data.jsonl import write_bank
 from rubric.data.models import NuggetItem, TestBank
 from rubric.data.queries import read_queries
+from rubric.data.query_selection import Queries, QuerySelection
 from rubric.errors import UserError, at_least
-from rubric.llm.ask import ask_parsed, backend_info
+from rubric.llm.ask import AskCounts, ask_parsed, backend_info, fitted
 from rubric.llm.base import Request, TextGenerator
 from rubric.llm.cache import CachedBackend, ResponseCache
 from rubric.llm.lists import ParseError, parse_labels, parse_list
@@ -65,27 +72,22 @@ def create_nuggets(
     window: int,
     max_nuggets: int,
     retries: int,
+    counts: AskCounts | None = None,
 ) -> None:
     """Run the iterative creation turns (updates ``states`` in place)."""
     per_query = [windows(s.passages, window) for s in states]
     turns = max((len(w) for w in per_query), default=0)
     for turn in range(turns):
         active = [(s, w[turn]) for s, w in zip(states, per_query, strict=True) if turn < len(w)]
-        requests = [
-            Request(
-                prompt.render(
-                    query=s.query_text,
-                    context=format_context(win),
-                    nuggets=json.dumps(s.nuggets, ensure_ascii=False),
-                    nuggets_length=str(len(s.nuggets)),
-                    max_nuggets=str(max_nuggets),
-                ),
-                system=prompt.system,
-            )
-            for s, win in active
-        ]
+        jobs = [(_creation(prompt, s, max_nuggets), format_context(win)) for s, win in active]
+        requests = fitted(llm.backend, jobs, prompt.system)
         asked = ask_parsed(
-            llm, requests, lambda i, a: parse_list(a), retries=retries, desc=f"nuggetize window {turn + 1}"
+            llm,
+            requests,
+            lambda i, a: parse_list(a),
+            retries=retries,
+            desc=f"nuggetize window {turn + 1} of {turns}",
+            counts=counts,
         )
         for (state, _), res in zip(active, asked, strict=True):
             if res.value is None:
@@ -95,8 +97,24 @@ def create_nuggets(
                 state.nuggets = res.value[:max_nuggets]
 
 
+def _creation(prompt: Prompt, state: QueryState, max_nuggets: int) -> Callable[[str], str]:
+    """The creation prompt of one query's turn, as a function of its (cut) passages."""
+    nuggets = json.dumps(state.nuggets, ensure_ascii=False)
+    return lambda context: prompt.render(
+        query=state.query_text,
+        context=context,
+        nuggets=nuggets,
+        nuggets_length=str(len(state.nuggets)),
+        max_nuggets=str(max_nuggets),
+    )
+
+
 def label_importance(
-    states: list[QueryState], prompt: Prompt, llm: CachedBackend, retries: int
+    states: list[QueryState],
+    prompt: Prompt,
+    llm: CachedBackend,
+    retries: int,
+    counts: AskCounts | None = None,
 ) -> dict[str, list[str | None]]:
     """Importance per query, aligned with its nuggets (``None`` where labelling failed)."""
     jobs: list[tuple[QueryState, int, list[str]]] = []
@@ -118,6 +136,7 @@ def label_importance(
         lambda i, a: parse_labels(a, IMPORTANCE, len(jobs[i][2])),
         retries=retries,
         desc="importance",
+        counts=counts,
     )
     labels: dict[str, list[str | None]] = {s.query_id: [None] * len(s.nuggets) for s in states}
     for (s, start, batch), res in zip(jobs, asked, strict=True):
@@ -152,15 +171,19 @@ def nuggetize(
     retries: int = 2,
     settings: dict[str, Any] | None = None,
     cache: ResponseCache | None = None,
+    counts: AskCounts | None = None,
 ) -> tuple[list[TestBank], list[str]]:
     """One nugget bank per query that has passages; and every failure, one message each.
 
-    Every answer goes to ``cache`` as it arrives, so a rerun pays only for what failed.
+    Every answer goes to ``cache`` as it arrives, so a rerun pays only for what failed;
+    ``counts`` adds up what was asked (one failure message per failed LLM call).
     """
     llm = CachedBackend(backend, cache)
     states = [QueryState(q, queries[q], ps) for q, ps in passages.items() if ps]
-    create_nuggets(states, create_prompt, llm, window=window, max_nuggets=max_nuggets, retries=retries)
-    importance = label_importance(states, importance_prompt, llm, retries)
+    create_nuggets(
+        states, create_prompt, llm, window=window, max_nuggets=max_nuggets, retries=retries, counts=counts
+    )
+    importance = label_importance(states, importance_prompt, llm, retries, counts)
     banks, errors = [], []
     for s in states:
         errors.extend(s.errors)
@@ -203,9 +226,12 @@ def relevant_passages(
     qrels: str | Path | None = None,
     min_judgment: int = 1,
     queries: str | Path = "queries",
+    *,
+    selection: QuerySelection | None = None,
 ) -> dict[str, list[str]]:
     """The texts of the passages judged at least ``min_judgment`` relevant, per query, each
-    passage once: by ``qrels`` (e.g. UMBRELA LLM qrels) or else by the passages' own judgments.
+    passage once: by ``qrels`` (e.g. UMBRELA LLM qrels) or else by the passages' own judgments;
+    only the queries of ``selection`` (none of them in ``passages`` is an error).
 
     Every query of ``passages`` needs a text in ``texts`` (read from ``queries``); no relevant
     passage at all is an error (there would be nothing to nuggetize).
@@ -213,11 +239,15 @@ def relevant_passages(
     from rubric.data.jsonl import read_passages
     from rubric.data.trec import read_qrels
 
+    chosen = selection or QuerySelection()
+
     judged = read_qrels(qrels) if qrels else None
     relevant: dict[str, list[str]] = {}
     seen: set[tuple[str, str]] = set()
     judged_here = 0  # passages of the file with a judgment (in qrels, or their own)
-    for q in read_passages(passages):
+    present: list[str] = []
+    for q in chosen.select(read_passages(passages), lambda q: q.queryId):
+        present.append(q.queryId)
         if q.queryId not in texts:
             raise UserError(f"{{queries}} {queries}: no text for query {q.queryId} of {passages}", "queries")
         for p in q.paragraphs:
@@ -229,6 +259,7 @@ def relevant_passages(
             if grade is not None and grade >= min_judgment and key not in seen:
                 seen.add(key)
                 relevant.setdefault(q.queryId, []).append(p.text)
+    chosen.check_present(present, str(passages))
     if not relevant and judged is not None and not judged_here:
         example = next((f"{q} {d}" for q, docs in judged.items() for d in docs), "none")
         raise UserError(
@@ -261,24 +292,30 @@ def nuggetize_file(
     create_prompt: str = "AutoNuggetizerCreate",
     importance_prompt: str = "AutoNuggetizerImportance",
     prompt_files: list[Path] | None = None,
+    selection: Queries = None,
 ) -> Outcome:
     """`rubric bank nuggetize`: a nugget bank per query with relevant passages, written to ``output``.
 
-    The options are checked before any file is read or request sent; the LLM calls that failed
-    after every retry are the outcome's failures (and are counted in each bank's info).
+    The options are checked before any file is read or request sent; ``selection`` nuggetizes
+    only these queries (``--query``/``--queries``). The LLM calls that failed after every retry
+    and re-ask are the outcome's failures (and are counted in each bank's info); the summary line
+    counts the same failures.
     """
     for name, value in (("window", window), ("max_nuggets", max_nuggets), ("keep", keep)):
         at_least(name, value, 1)
     llm.check()
+    chosen = QuerySelection.of(selection)
+    create, importance = get_prompt(create_prompt, prompt_files), get_prompt(importance_prompt, prompt_files)
     texts = read_queries(queries)
-    relevant = relevant_passages(passages, texts, qrels, min_judgment, queries)
-    backend, responses = llm.backend()
+    relevant = relevant_passages(passages, texts, qrels, min_judgment, queries, selection=chosen)
+    backend, responses = llm.generator()
     settings = {"min_judgment": min_judgment, "judgments": str(qrels) if qrels else "passages"}
+    counts = AskCounts()
     banks, failures = nuggetize(
         texts,
         relevant,
-        get_prompt(create_prompt, prompt_files),
-        importance_prompt=get_prompt(importance_prompt, prompt_files),
+        create,
+        importance_prompt=importance,
         backend=backend,
         window=window,
         max_nuggets=max_nuggets,
@@ -286,11 +323,12 @@ def nuggetize_file(
         retries=llm.parse_retries,
         settings=settings,
         cache=responses,
+        counts=counts,
     )
     write_bank(output, banks)
     vital = sum(getattr(i, "importance", None) == "vital" for b in banks for i in b.items)
     nuggets = sum(len(b.items) for b in banks)
     lines = [f"wrote {nuggets} nuggets ({vital} vital) for {len(banks)} queries to {output}"]
-    if without := sum(1 for q in texts if q not in relevant):
+    if without := sum(1 for q in texts if q in chosen and q not in relevant):
         lines.append(f"{without} queries have no passage judged >= {min_judgment} and got no nuggets")
-    return Outcome([*lines, backend.stats.summary(backend.model)], failures, "LLM call")
+    return Outcome([*lines, counts.summary(backend, "LLM call")], failures, "LLM call")

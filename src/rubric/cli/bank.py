@@ -68,7 +68,7 @@ def generate(
 @opt.option_groups
 def nuggetize(
     passages: Path = typer.Option(..., "--passages", help="Passages file (with judgments, or use --qrels)."),
-    queries: Path = typer.Option(
+    topics: Path = typer.Option(
         ..., "--topics", help="Query texts (topics): JSON {qid: text}, TSV or JSONL."
     ),
     qrels: Path = typer.Option(
@@ -88,21 +88,26 @@ def nuggetize(
     output: OutputPath = typer.Option(
         ..., "--output", "-o", help="Nugget bank to write (.jsonl or .jsonl.gz)."
     ),
+    subset: opt.QueryOptions = ...,
     llm: opt.ChatOptions = ...,
 ) -> None:
     """AutoNuggetizer: nuggets from relevant passages, labelled vital/okay (TREC 2024 RAG).
 
     Iterates over windows of relevant passages updating a nugget list (at most --max-nuggets),
-    labels importance 10 nuggets per call, sorts vital first and keeps --keep. Failed windows
-    are retried, then listed (exit code 1) and counted in each bank's info.
+    labels importance 10 nuggets per call, sorts vital first and keeps --keep. Any text backend
+    asks (an OpenAI-compatible server, or a local model with --backend hf-causal / ct2-causal,
+    whose windows are cut by tokens to fit --max-input-tokens). Unreadable answers are re-asked
+    (--parse-retries); calls that still fail are listed (exit code 1) and counted in each bank's
+    info; a rerun asks only them.
 
-    Example: rubric bank nuggetize -p pool.jsonl.gz -q queries.json -m gpt-4o -o nuggets.jsonl.gz
+    Example: rubric bank nuggetize --passages pool.jsonl.gz --topics queries.json --model gpt-4o
+    -o nuggets.jsonl.gz; offline: --backend hf-causal --model smollm2-135m
     """
     from rubric.bank.nuggetize import nuggetize_file
 
     outcome = nuggetize_file(
         passages,
-        queries,
+        topics,
         output,
         llm,
         qrels=qrels,
@@ -113,6 +118,7 @@ def nuggetize(
         create_prompt=create_prompt,
         importance_prompt=importance_prompt,
         prompt_files=prompt_file,
+        selection=subset.selection,
     )
     opt.finish(outcome)
 

@@ -138,23 +138,36 @@ class ApiOptions(ApiSettings):
     ] = 120.0
 
 
+def backend_option(default: str) -> Any:
+    """``--backend NAME``: every command that asks a model takes it, with the registry's list."""
+    return typer.Option("--backend", help=f"Backend: {backends_help()}. Default: {default}.")
+
+
 @dataclasses.dataclass
 class ChatOptions(ChatSettings):
-    """Every option of a command that asks a chat model (bank generation, nuggetizing, assignment):
-    the library's :class:`~rubric.llm.settings.ChatSettings`, which checks them and builds the
-    backend and its cache."""
+    """Every option of a command that asks a model for lists (bank generation, nuggetizing,
+    assignment): the library's :class:`~rubric.llm.settings.ChatSettings`, which checks them and
+    builds the backend and its cache; backend, server and local-model options as `rubric grade`'s."""
 
     model: Annotated[
         str,
-        typer.Option("--model", help="Model name as the server knows it (e.g. gpt-4o, a vLLM model)."),
+        typer.Option(
+            "--model",
+            help="Model: its name on the server (openai: gpt-4o, a vLLM model), or for local backends a "
+            "hub name, local folder or packaged short name (smollm2-135m).",
+        ),
     ]
     api: ApiOptions
+    backend: Annotated[str, backend_option("openai")] = "openai"
+    local: LocalOptions = dataclasses.field(default_factory=lambda: LocalOptions())
     temperature: Annotated[
-        float, typer.Option("--temperature", help="Sampling temperature, 0 to 2 (0 = greedy, reproducible).")
+        float,
+        typer.Option(
+            "--temperature",
+            help="Sampling temperature of the openai backend, 0 to 2 (0 = greedy, reproducible); local "
+            "backends decode greedily.",
+        ),
     ] = 0.0
-    max_tokens: Annotated[
-        int | None, typer.Option("--max-tokens", help="Answer length limit. [default: the server's]")
-    ] = None
     cache: Cache = None
     no_cache: NoCache = False
     parse_retries: Annotated[
@@ -223,8 +236,14 @@ class LocalOptions(LocalSettings):
         ),
     ] = "openai-community/gpt2"
     max_new_tokens: Annotated[
-        int, _opt("--max-new-tokens", help="Longest generated answer in tokens (>= 1). Default: 32.")
-    ] = 32
+        int | None,
+        _opt(
+            "--max-new-tokens",
+            help="Longest generated answer in tokens (>= 1). Default: 32 in rubric grade; in bank generate, "
+            "bank nuggetize, grade assign and evaluate support 512 for local models and the server's limit "
+            "for openai.",
+        ),
+    ] = None
     num_beams: Annotated[
         int, _opt("--num-beams", help="1 = greedy (default); 5 = the original tool's beam search (slower).")
     ] = 1
@@ -276,9 +295,7 @@ class GradeOptions(GradeSettings):
         list[Path] | None,
         _opt("--prompt-file", help="Your own prompt file (TOML); repeatable. Default: none."),
     ] = None
-    backend: Annotated[str, _opt("--backend", help=f"Backend: {backends_help()}. Default: hf-seq2seq.")] = (
-        "hf-seq2seq"
-    )
+    backend: Annotated[str, backend_option("hf-seq2seq")] = "hf-seq2seq"
     model: Annotated[
         str | None,
         _opt(

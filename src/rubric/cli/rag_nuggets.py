@@ -22,7 +22,7 @@ def assign_command(
         "form its answer).",
     ),
     bank: Path = typer.Option(..., "--bank", "-b", help="Nugget bank (e.g. from `rubric bank nuggetize`)."),
-    queries: Path = typer.Option(
+    topics: Path = typer.Option(
         None,
         "--topics",
         help="Query texts. [default: the answers' topics, else the bank's query_text]",
@@ -35,19 +35,34 @@ def assign_command(
     output: OutputPath = typer.Option(
         ..., "--output", "-o", help="ASSIGNED file to write (.jsonl or .jsonl.gz)."
     ),
+    subset: opt.QueryOptions = ...,
     llm: opt.ChatOptions = ...,
 ) -> None:
     """Listwise nugget assignment: support / partial_support / not_support per nugget and answer.
 
     Writes one record per (run, query) with every nugget's id, text, importance and assignment.
-    Batches that fail after all retries are listed (exit code 1) and left unassigned.
+    Any text backend asks (an OpenAI-compatible server, or a local model with --backend hf-causal
+    / ct2-causal, the answer cut by tokens to fit --max-input-tokens). Batches that fail after all
+    retries and re-asks are listed (exit code 1) and left unassigned. --backend embedding writes
+    a baseline instead (no LLM: each nugget against the answer's most similar sentence or passage,
+    support from cosine 0.45, partial_support from 0.25), its records marked method
+    embedding-baseline.
 
-    Example: rubric grade assign run1.jsonl run2.jsonl --bank nuggets.jsonl.gz -m gpt-4o -o assigned.jsonl.gz
+    Example: rubric grade assign run1.jsonl run2.jsonl --bank nuggets.jsonl.gz --model gpt-4o
+    -o assigned.jsonl.gz; offline: --backend hf-causal --model smollm2-135m
     """
     from rubric.grading.assign import assign_file
 
     outcome = assign_file(
-        answers, bank, output, llm, queries=queries, prompt=prompt, prompt_files=prompt_file, batch=batch
+        answers,
+        bank,
+        output,
+        llm,
+        queries=topics,
+        prompt=prompt,
+        prompt_files=prompt_file,
+        batch=batch,
+        selection=subset.selection,
     )
     opt.finish(outcome)
 

@@ -16,17 +16,20 @@ from collections.abc import Callable, Sequence
 
 _TOPICS = {"--queries": "--topics", "-q": "--topics"}
 _MODEL = {"-m": "--model"}
+_ANSWER_LENGTH = {"--max-tokens": "--max-new-tokens"}  # issue 40: one answer length for every backend
+# issue 40 gave bank nuggetize and grade assign the --queries subset filter, so there only -q is old
+_TOPICS_SHORT = {"-q": "--topics"}
 
 # (group, command) -> {old spelling: new spelling}
 RENAMED: dict[tuple[str, str], dict[str, str]] = {
     ("convert", "runs"): {**_TOPICS, "--runs": "--run"},
-    ("bank", "generate"): {**_TOPICS, **_MODEL, "--per-query": "--items-per-query"},
-    ("bank", "nuggetize"): {**_TOPICS, **_MODEL, "-p": "--passages"},
+    ("bank", "generate"): {**_TOPICS, **_MODEL, **_ANSWER_LENGTH, "--per-query": "--items-per-query"},
+    ("bank", "nuggetize"): {**_TOPICS_SHORT, **_MODEL, **_ANSWER_LENGTH, "-p": "--passages"},
     ("bank", "import"): _TOPICS,
     ("bank", "edit"): _TOPICS,
     ("grade", "direct"): {**_TOPICS, **_MODEL},
     ("grade", "exam"): _MODEL,
-    ("grade", "assign"): {**_TOPICS, **_MODEL},
+    ("grade", "assign"): {**_TOPICS_SHORT, **_MODEL, **_ANSWER_LENGTH},
     ("verify", "grid"): {"--answers": "--with-answers", "--no-answers": "--grades-only"},
     ("verify", "spurious"): {"-j": "--max-judgment"},
     ("verify", "impact"): {"-a": "--bank-before", "-b": "--bank-after"},

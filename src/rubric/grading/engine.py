@@ -3,7 +3,7 @@ prompts -- of a chunk of queries, ask the model, and hand the answers to the rec
 
 Per prompt, the pairs of all queries of a chunk are asked in one call, so a local backend sorts
 them by length and batches across passages and queries. Prompts are rendered with the passage
-cut by tokens to fit the model (:mod:`rubric.grading.fit`); prompt-free pair graders get the
+cut by tokens to fit the model (:mod:`rubric.llm.fit`); prompt-free pair graders get the
 (item text, passage text) pairs. Every request goes through the cache layer
 (:class:`~rubric.llm.cache.CachedBackend`), which asks only what it does not know and stores
 each answer as it arrives.
@@ -30,7 +30,6 @@ from typing import Any
 from rubric.data.models import NuggetItem, QueryWithFullParagraphList, TestBank
 from rubric.errors import UserError
 from rubric.grading import records
-from rubric.grading.fit import cut_as_original, cuts_as_original, fit_prompts
 from rubric.grading.verification import VERIFY_KIND, Verdict, answer_prompt, verdict, verification_texts
 from rubric.llm.base import (
     Answer,
@@ -41,10 +40,12 @@ from rubric.llm.base import (
     PairGrader,
     Request,
     Result,
+    ScaleGrader,
     TextGenerator,
     TokenCounter,
 )
 from rubric.llm.cache import CachedBackend, ResponseCache
+from rubric.llm.fit import cut_as_original, cuts_as_original, fit_prompts
 from rubric.prompting.parse import Parser, get_parser
 from rubric.prompting.prompts import Prompt
 
@@ -138,12 +139,15 @@ def check_prompts(
     items: dict[str, list],
     prompt_files: Sequence[Path] = (),
     pair_backend: str | None = None,
+    pair_scales: bool = False,
 ) -> dict[str, Prompt]:
     """Prompts must suit the command (direct vs question/nugget/verify) and the bank's kind of items.
 
     Checked before any model loads, so a wrong ``--prompt`` costs nothing. ``pair_backend`` names
-    the backend when it grades (item, passage) pairs without prompts (it cannot verify). Returns
-    the extraction prompt of each verify prompt, by the verify prompt's name.
+    the backend when it grades (item, passage) pairs without prompts (it cannot verify);
+    ``pair_scales`` says it is a :class:`~rubric.llm.base.ScaleGrader`, the only pair graders
+    that can stand in for a direct prompt (on the prompt's 0..m scale). Returns the extraction
+    prompt of each verify prompt, by the verify prompt's name.
     """
     wanted = ("direct",) if direct else (*ITEM_KINDS, VERIFY_KIND)
     for p in prompts:
@@ -162,6 +166,8 @@ def check_prompts(
                 f"but the bank holds {', '.join(sorted(held))} items",
                 "prompts",
             )
+        if direct and pair_backend:
+            _check_scale(p, pair_backend, pair_scales=pair_scales)
         if p.kind == VERIFY_KIND and pair_backend:
             raise UserError(
                 f"{{prompts}} {p.name}: a verify prompt asks the LLM yes/no questions; "
@@ -169,6 +175,23 @@ def check_prompts(
                 "prompts",
             )
     return {p.name: answer_prompt(p, prompt_files) for p in prompts if p.kind == VERIFY_KIND}
+
+
+def _check_scale(prompt: Prompt, pair_backend: str, *, pair_scales: bool) -> None:
+    """A prompt-free pair grader serves a direct prompt only on a 0..m scale it can grade on."""
+    if not pair_scales:
+        raise UserError(
+            f"{{prompts}} {prompt.name}: the {pair_backend} backend reads no prompt and gives answer spans, "
+            "not relevance grades on a direct prompt's scale; use a generating backend or embedding",
+            "prompts",
+        )
+    grades = get_parser(prompt.parser).grades
+    if grades != tuple(range(len(grades))):
+        raise UserError(
+            f"{{prompts}} {prompt.name}: its parser {prompt.parser} grades {list(grades)}, not a 0..m scale "
+            f"the {pair_backend} backend can grade on",
+            "prompts",
+        )
 
 
 class Engine:
@@ -212,6 +235,7 @@ class Engine:
                 items=self.items,
                 prompt_files=prompt_files,
                 pair_backend=backend.name if self.pair_mode else None,
+                pair_scales=isinstance(backend, ScaleGrader),
             )
         self.answer_prompts = answer_prompts
 
@@ -223,6 +247,8 @@ class Engine:
         system = self.system(prompt)
         if system and isinstance(self.backend, TextGenerator) and self.backend.supports_system:
             options["system"] = system
+        if self.direct and isinstance(self.backend, ScaleGrader):
+            options["grade_scale"] = f"0-{get_parser(prompt.parser).max_grade}"  # not the prompt's parse
         return options
 
     def system(self, prompt: Prompt) -> str | None:
@@ -471,7 +497,15 @@ class Engine:
                     continue  # no items, or a failed pair: no record (a rerun grades it)
                 llm, options = self.backend.model, self.llm_options(prompt)
                 if self.direct:
-                    records.put(passage, records.direct_record(prompt, self.parsers[k], got[0], llm, options))
+                    grade = (  # a scale grader stands in for the prompt: its grade, not the parse
+                        self.backend.grade_on_scale(got[0], self.parsers[k].max_grade)
+                        if isinstance(self.backend, ScaleGrader)
+                        else None
+                    )
+                    records.put(
+                        passage,
+                        records.direct_record(prompt, self.parsers[k], got[0], llm, options, grade=grade),
+                    )
                 elif prompt.kind == VERIFY_KIND:
                     extract = self.answer_prompts[prompt.name]
                     records.put(

@@ -104,7 +104,7 @@ class GradeJob:
         """Prompts, bank items, query texts and the backend's class, every input checked before a
         model loads."""
         from rubric.data.jsonl import read_banks
-        from rubric.llm.base import PairGrader
+        from rubric.llm.base import PairGrader, ScaleGrader
         from rubric.llm.registry import backend_class, check_model_fits, default_model
 
         if (self.bank is None) == (self.queries is None):
@@ -127,6 +127,7 @@ class GradeJob:
             items=items or {},
             prompt_files=list(self.prompt_files),
             pair_backend=pairs_only,
+            pair_scales=issubclass(backend, ScaleGrader),
         )
         model = self.model or default_model(self.backend)
         check_model_fits(self.backend, model)

@@ -99,10 +99,18 @@ def verify_record(
 
 
 def direct_record(
-    prompt: Prompt, parser: Parser, answer: Answer, llm: str, options: dict[str, Any]
+    prompt: Prompt,
+    parser: Parser,
+    answer: Answer,
+    llm: str,
+    options: dict[str, Any],
+    *,
+    grade: int | None = None,
 ) -> Grades:
-    """The record of a direct prompt for one (passage, query)."""
-    grade = parser.parse(answer.text)
+    """The record of a direct prompt for one (passage, query): ``grade`` when the grader gave it
+    on the prompt's scale (a :class:`~rubric.llm.base.ScaleGrader`), else the parse of the answer."""
+    if grade is None:
+        grade = parser.parse(answer.text)
     return Grades(
         correctAnswered=grade >= 1,
         answer=answer.text,

@@ -217,7 +217,7 @@ def support_file(
         )
     cited = read_cited(answers)
     texts = segment_texts(cited, segments)
-    backend, responses = llm.backend()
+    backend, responses = llm.generator()
     records, failures = judge_support(
         cited, texts, chosen, backend, retries=llm.parse_retries, cache=responses
     )

@@ -26,12 +26,51 @@ T = TypeVar("T")
 
 @dataclass
 class Asked(Generic[T]):
-    """The parsed answer of one prompt, or why there is none."""
+    """The parsed answer of one prompt, or why there is none (``unanswered``: the backend gave
+    no answer after its retries; else the answer stayed unreadable after the re-asks)."""
 
     value: T | None = None
     error: str | None = None
     attempts: int = 0
     answer: str | None = None
+    unanswered: bool = False
+
+
+@dataclass
+class AskCounts:
+    """What one run asked, added up over its calls of :func:`ask_parsed`, for its one summary
+    line: every prompt that got no value is counted once, as unanswered or unreadable, so the
+    line's failures are the run's listed failures."""
+
+    prompts: int = 0
+    reasks: int = 0
+    unanswered: int = 0
+    unreadable: int = 0
+
+    @property
+    def failed(self) -> int:
+        return self.unanswered + self.unreadable
+
+    def add(self, asked: Sequence[Asked[Any]]) -> None:
+        self.prompts += len(asked)
+        self.reasks += sum(max(a.attempts - 1, 0) for a in asked)
+        self.unanswered += sum(1 for a in asked if a.value is None and a.unanswered)
+        self.unreadable += sum(1 for a in asked if a.value is None and not a.unanswered)
+
+    def summary(self, backend: Backend, what: str) -> str:
+        """``LLM M: 12 prompts and 3 re-asks, 2 from cache, 0 retries; 1 LLM call failed (...)``:
+        ``what`` names one prompt (singular), as the run's failure listing does."""
+        from rubric.data.table import counted
+
+        stats = backend.stats
+        line = (
+            f"LLM {backend.model}: {counted(self.prompts, 'prompt')} and {counted(self.reasks, 're-ask')}, "
+            f"{stats.cached} answered from cache, {stats.retries} retries; "
+            f"{counted(self.failed, what)} failed"
+        )
+        if self.failed:
+            line += f" ({self.unanswered} unanswered, {self.unreadable} unreadable after every re-ask)"
+        return line
 
 
 def nudged(request: Request, attempt: int) -> Request:
@@ -40,33 +79,53 @@ def nudged(request: Request, attempt: int) -> Request:
     return dataclasses.replace(request, user=f"{request.user}\n\n{suffix}")
 
 
+def fitted(
+    backend: Backend, jobs: Sequence[tuple[Callable[[str], str], str]], system: str | None
+) -> list[Request]:
+    """A request ``render(context)`` per job, the context cut by tokens so that the prompt fits a
+    local model's input even with the longest re-ask nudge appended (:func:`nudged`): a prompt cut
+    by the tokenizer instead would lose its end, where the instructions and the chat template's
+    answer cue are. API backends get the whole context (:func:`rubric.llm.fit.fit_prompts`)."""
+    from rubric.llm.fit import fit_prompts
+
+    reserve = f"\n\n{RETRY_NUDGE} (attempt 99)"
+    reserved = [(lambda c, r=render: r(c) + reserve, context) for render, context in jobs]
+    requests = fit_prompts(backend, reserved, system)
+    return [dataclasses.replace(r, user=r.user[: -len(reserve)]) for r in requests]
+
+
 def ask_parsed(
     llm: CachedBackend,
     requests: Sequence[Request],
     parse: Callable[[int, str], T],
     retries: int = 2,
     desc: str = "LLM",
+    *,
+    counts: AskCounts | None = None,
 ) -> list[Asked[T]]:
     """Ask every request; re-ask those whose answer ``parse(i, answer)`` rejects, ``retries`` times.
 
     ``llm`` is the backend behind its cache (every answer is kept as it arrives). A request the
-    backend could not answer is not re-asked here: the backend already retried it. Progress in
-    prompts goes to stderr under ``desc`` (:func:`rubric.llm.progress.progress`).
+    backend could not answer is not re-asked here: the backend already retried it. Progress goes
+    to stderr under ``desc`` (:func:`rubric.llm.progress.progress`) with a fixed total, the
+    prompts; each round of re-asks has a display of its own, so the time left stays right.
+    ``counts`` adds up what was asked, for the run's summary line.
     """
     from rubric.llm.progress import progress
 
     results: list[Asked[T]] = [Asked() for _ in requests]
     pending = list(range(len(requests)))
-    bar = progress(len(requests), desc, "prompt")
-    try:
-        for attempt in range(retries + 1):
-            if not pending:
-                break
-            if attempt:
-                bar.total = (bar.total or 0) + len(pending)  # the re-asks are more prompts
+    for attempt in range(retries + 1):
+        if not pending:
+            break
+        label = desc if not attempt else f"{desc} re-asks (round {attempt} of {retries})"
+        bar = progress(len(pending), label, "prompt")
+        try:
             pending = _ask_round(llm, requests, parse, pending, attempt=attempt, results=results, bar=bar)
-    finally:
-        bar.close()
+        finally:
+            bar.close()
+    if counts is not None:
+        counts.add(results)
     return results
 
 
@@ -88,9 +147,9 @@ def _ask_round(
         res = results[i]
         res.attempts = attempt + 1
         if isinstance(answer, Failure):
-            res.error = f"no answer from the LLM ({answer.cause})"
+            res.error, res.unanswered = f"no answer from the LLM ({answer.cause})", True
             continue
-        res.answer = answer.text
+        res.answer, res.unanswered = answer.text, False
         try:
             res.value, res.error = parse(i, answer.text), None
         except ParseError as e:

@@ -14,6 +14,8 @@ What a backend can do is declared by the abstract classes it inherits, never pro
   token's probabilities over a few one-token answers (0-5 self-ratings, yes/no);
 - :class:`PairGrader` -- ``grade_pairs(pairs)``: grades (test item, passage) text pairs without
   a prompt (extractive QA, embedding similarity);
+- :class:`ScaleGrader` -- a pair grader whose answers carry a score it can put on any 0..m grade
+  scale (embedding similarity), so it grades for direct prompts without reading them;
 - :class:`TokenCounter` -- local models with a bounded input length, whose contexts are cut by
   tokens so every prompt fits.
 
@@ -175,6 +177,22 @@ class PairGrader(Backend):
         self, pairs: Sequence[tuple[str, str]], on_results: OnResults | None = None
     ) -> list[Result]:
         """One result per pair, in order."""
+
+
+class ScaleGrader(PairGrader):
+    """A pair grader whose score can be put on any 0..m scale: it can stand in for a direct
+    prompt (LLMJudge's 0-3, Thomas' 0-2, Sun's yes/no) without reading it.
+
+    Why a type of its own: a direct prompt's parser reads the prompt's own answer format, not a
+    pair grader's answer (an embedding bucket ``"4"`` is out of LLMJudge's 0-3 scale; any digit
+    is "no" to Sun's yes/no parser), so the engine asks the grader for the grade on the prompt's
+    scale instead of parsing its answer. Pair graders without it (extractive QA) cannot serve
+    direct prompts and are refused before any model loads.
+    """
+
+    @abstractmethod
+    def grade_on_scale(self, answer: Answer, max_grade: int) -> int:
+        """The grade on the scale 0..``max_grade`` of one of this grader's answers."""
 
 
 class TokenCounter(ABC):

@@ -34,6 +34,22 @@ keys when edited. Each :class:`~rubric.llm.base.Answer` text is the grade as a d
 the self-rating parse rule applies unchanged; its ``score`` is the cosine similarity itself, which
 the grade records keep as ``similarity`` (``probabilities`` is None: there is no answer
 distribution). A text whose batch cannot be encoded fails its pairs alone.
+
+Direct prompts (LLMJudge, UMBRELA 0-3; Thomas 0-2; Sun, FagB, HELM yes/no) are not read: the
+grader stands in for them (:class:`~rubric.llm.base.ScaleGrader`) and its 0-5 bucket ``b`` is
+rescaled onto the prompt's scale 0..m as ``round(b * m / 5)`` (halves up), i.e. these thresholds:
+
+    =====  ==========================================
+    scale  lower bounds of grades 1..m (cosine)
+    =====  ==========================================
+    0-5    0.15, 0.25, 0.35, 0.45, 0.55 (the bucket)
+    0-3    0.15, 0.35, 0.55
+    0-2    0.25, 0.45
+    0-1    0.35
+    =====  ==========================================
+
+The record's ``answer`` keeps the 0-5 bucket and ``similarity`` the cosine; their agreement with
+human labels on LLMJudge dev is in docs/models.md.
 """
 
 from __future__ import annotations
@@ -43,7 +59,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rubric.errors import UserError
-from rubric.llm.base import Answer, Failure, OnResults, PairGrader, Result, deliver, failure_of
+from rubric.llm.base import Answer, Failure, OnResults, Result, ScaleGrader, deliver, failure_of
 from rubric.llm.packaged import MINILM_ID, resolve_model
 
 THRESHOLDS: tuple[float, ...] = (0.15, 0.25, 0.35, 0.45, 0.55)  # lower bounds of grades 1..5
@@ -56,7 +72,13 @@ def grade_of(similarity: float, thresholds: Sequence[float] = THRESHOLDS) -> int
     return bisect.bisect_right(list(thresholds), similarity)
 
 
-class EmbeddingGrader(PairGrader):
+def rescaled(bucket: int, max_grade: int) -> int:
+    """A 0-5 bucket on the scale 0..``max_grade``: ``round(bucket * max_grade / 5)``, halves up
+    (integer arithmetic, so no float rounding decides a grade)."""
+    return (2 * bucket * max_grade + 5) // 10
+
+
+class EmbeddingGrader(ScaleGrader):
     """A pair grader scoring (item, passage) pairs by the cosine similarity of their embeddings.
 
     Embeddings are computed once per distinct text (a passage graded against ten items is
@@ -168,6 +190,10 @@ class EmbeddingGrader(PairGrader):
         left = self.embed([a for a, _ in pairs])
         right = self.embed([b for _, b in pairs])
         return (left * right).sum(-1).tolist()
+
+    def grade_on_scale(self, answer: Answer, max_grade: int) -> int:
+        """The answer's 0-5 bucket rescaled onto 0..``max_grade`` (see the module's table)."""
+        return rescaled(int(answer.text), max_grade)
 
     def grade_pairs(
         self, pairs: Sequence[tuple[str, str]], on_results: OnResults | None = None

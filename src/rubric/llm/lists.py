@@ -2,7 +2,9 @@
 
 LLMs asked for ``{"questions": [...]}`` wrap it in Markdown fences, add chatter around it, number
 the items, or answer with a bullet list; AutoNuggetizer prompts ask for a Python list
-(``["a", "b"]``, sometimes with single quotes). :func:`parse_list` accepts all of these and
+(``["a", "b"]``, sometimes with single quotes, in a ```python fence: castorini/nuggetizer strips
+the fences and reads the rest with ``ast.literal_eval``), and small models copy the prompt's own
+``[1] passage`` numbering into ``[1] nugget`` lines. :func:`parse_list` accepts all of these and
 raises :class:`ParseError` for anything else, so the caller can re-ask (with :data:`RETRY_NUDGE`
 appended, which makes a new cache key) a bounded number of times and record the failure.
 """
@@ -18,6 +20,8 @@ RETRY_NUDGE = "Answer with the list only, in exactly the format asked for above.
 
 _FENCE = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)```", re.S)
 _ITEM_LINE = re.compile(r"^\s*(?:\d+\s*[.):]|[-*\u2022]|\(\d+\))\s+(.+?)\s*$")
+# ``[1] text``: read before any bracketed span, whose ``[1]`` alone would be a list of one number
+_BRACKET_LINE = re.compile(r"^\s*\[\d+\]\s*(\S.*?)\s*$")
 
 
 class ParseError(ValueError):
@@ -89,6 +93,9 @@ def _clean(items: list, *, unique: bool = True) -> list[str]:
 def parse_list(answer: str, key: str | None = None, *, unique: bool = True) -> list[str]:
     """The list of strings in an LLM answer (``key`` picks it out of a JSON object); repeated
     strings are kept once unless ``unique`` is false (labels repeat)."""
+    numbered = [m.group(1) for line in answer.splitlines() if (m := _BRACKET_LINE.match(line))]
+    if numbered:
+        return _clean([re.sub(r",$", "", t) for t in numbered], unique=unique)
     for candidate in _candidates(answer):
         items = _as_list(_load(candidate), key)
         if items is not None:

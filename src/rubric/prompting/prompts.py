@@ -102,7 +102,7 @@ class Prompt:
     system_api_only: bool = False
     #: The template's tail that the original tool tokenised apart from the text before it and cut
     #: to fit (``context: {context};``), or None: then the context alone is cut so the prompt fits
-    #: (:mod:`rubric.grading.fit`).
+    #: (:mod:`rubric.llm.fit`).
     context_part: str | None = None
 
     @property
