@@ -43,7 +43,7 @@ from rubric.evaluate.measures import Measure
 from rubric.evaluate.ppi import MODES, Estimates, check_sizes, estimate_means
 from rubric.evaluate.qrels import QrelsResult
 from rubric.evaluate.report import Rendered
-from rubric.evaluate.treceval import Evaluator, QueryValues
+from rubric.evaluate.treceval import Evaluator, QueryValues, TrecEvalSettings
 
 FORMATS = ("tsv", "json", "latex")
 
@@ -398,8 +398,12 @@ def estimate(
     run_list = load_runs(expand_runs(runs, name_from), queries=topics, name_from=name_from)
     if not run_list:
         raise UserError("runs: no run given")
-    llm_values = topic_values(Evaluator(llm, ms, level=level, complete=True), run_list, topics)
-    human_values = topic_values(Evaluator(human, ms, level=level, complete=True), run_list, sorted(human))
+    llm_values = topic_values(
+        Evaluator(llm, ms, TrecEvalSettings(level=level, complete=True)), run_list, topics
+    )
+    human_values = topic_values(
+        Evaluator(human, ms, TrecEvalSettings(level=level, complete=True)), run_list, sorted(human)
+    )
     report = estimate_from_values(
         llm_values, human_values, confidence=confidence, mode=mode, pairs=pairs, simultaneous=simultaneous
     )
