@@ -85,29 +85,23 @@ class RunColumns:
         lengths = [len(scores[q]) for q in queries]
         offsets = np.concatenate(([0], np.cumsum(lengths, dtype=np.int64))).astype(np.int64)
         doc_array = np.array(docs, dtype=bytes) if docs else np.zeros(0, "S1")
-        return _ranked(name, queries, offsets, doc_array, np.array(values, dtype=np.float32), path)
+        return _ranked(
+            RunColumns(name, queries, offsets, doc_array, np.array(values, dtype=np.float32), path)
+        )
 
 
-def _ranked(
-    name: str,
-    queries: list[str],
-    offsets: np.ndarray,
-    docs: np.ndarray,
-    scores: np.ndarray,
-    path: Path | None,
-) -> RunColumns:
+def _ranked(run: RunColumns) -> RunColumns:
     """Rows reordered within each query as trec_eval ranks them (a no-op when already so)."""
-    scores = scores + np.float32(0.0)  # -0.0 is 0.0, as C compares them
-    n = len(scores)
-    if n > 1:
-        qcode = np.repeat(np.arange(len(queries)), np.diff(offsets))
+    docs, scores = run.docs, run.scores + np.float32(0.0)  # -0.0 is 0.0, as C compares them
+    if len(scores) > 1:
+        qcode = np.repeat(np.arange(len(run.queries)), np.diff(run.offsets))
         same_q = qcode[1:] == qcode[:-1]
         higher = scores[:-1] > scores[1:]
         tie_ok = (scores[:-1] == scores[1:]) & (docs[:-1] > docs[1:])
         if not np.all(~same_q | higher | tie_ok):
             order = np.lexsort((docs, scores, -qcode))[::-1]
             docs, scores = docs[order], scores[order]
-    return RunColumns(name, queries, offsets, docs, scores, path)
+    return RunColumns(run.name, run.queries, run.offsets, docs, scores, run.path)
 
 
 def _fields(arr: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray | None:
@@ -126,67 +120,63 @@ def parse_scores(window: np.ndarray, lengths: np.ndarray) -> np.ndarray | None:
     """Scores from their byte rows as float32, rounded via double as C's ``(float) atof(s)``;
     None if one is not a finite number (the caller reports it with its line).
 
-    A decimal ``[sign]digits[.digits][e[sign]digits]`` of at most 18 significant digits is
+    A decimal ``[sign]digits[.digits][e[sign]digits]`` of at most 18 digits is
     ``mantissa / 10**scale``: exact as a double when the mantissa is below 2**53 and the scale
     within 0..22 (one correctly rounded division of two exact doubles, as ``strtod`` rounds);
     otherwise within two units in the last place, which gives the float32 of the exact value
     unless it lies a few units from a point halfway between two float32s. Those, and other
-    spellings (``inf``, ``0x1p3``), are converted one by one as the line reader converts them.
+    spellings (``inf``, ``0x1p3``, more digits), are converted one by one as the line reader
+    converts them.
     """
     n, width = window.shape
-    columns = np.arange(width)
-    first = window[:, 0]
+    rows = np.ascontiguousarray(window.T)  # one byte position of every score per row: fast loops
+    positions = np.arange(width)[:, None]
+    first = rows[0]
     sign = (first == _MINUS) | (first == _PLUS)
-    inside = (columns >= sign[:, None]) & (columns < lengths[:, None])
-    is_e = inside & ((window == 101) | (window == 69))
-    e_at = np.where(is_e.any(axis=1), is_e.argmax(axis=1), lengths)
-    is_digit = inside & (window >= _ZERO) & (window <= _ZERO + 9)
-    in_mantissa = columns < e_at[:, None]
-    exp_sign_at = np.where(np.take_along_axis(window, np.minimum(e_at + 1, width - 1)[:, None], 1)[:, 0] == _MINUS,
-                           e_at + 1, -1)  # fmt: skip
-    exp_plus = np.take_along_axis(window, np.minimum(e_at + 1, width - 1)[:, None], 1)[:, 0] == _PLUS
-    exp_sign_at = np.where(exp_plus, e_at + 1, exp_sign_at)
-    is_dot = inside & in_mantissa & (window == _DOT)
+    inside = (positions >= sign) & (positions < lengths)
+    is_e = inside & ((rows == 101) | (rows == 69))
+    has_e = is_e.any(axis=0)
+    e_at = np.where(has_e, is_e.argmax(axis=0), lengths)
+    in_mantissa = positions < e_at
+    is_digit = inside & (rows >= _ZERO) & (rows <= _ZERO + 9)
     mantissa_digit = is_digit & in_mantissa
     exp_digit = is_digit & ~in_mantissa
-    well_formed = np.all(
-        ~inside | mantissa_digit | is_dot | exp_digit | is_e | (columns == exp_sign_at[:, None]), axis=1
-    )
-    has_e = e_at < lengths
-    exp_digits = exp_digit.sum(axis=1)
+    is_dot = inside & in_mantissa & (rows == _DOT)
+    after_e = rows[np.minimum(e_at + 1, width - 1), np.arange(n)]
+    exp_plus = has_e & (after_e == _PLUS)
+    exp_minus = has_e & (after_e == _MINUS)
+    exp_sign = (positions == e_at + 1) & (exp_plus | exp_minus)
+    digits = mantissa_digit.sum(axis=0)
+    exp_digits = exp_digit.sum(axis=0)
     plain = (
-        well_formed
-        & (is_dot.sum(axis=1) <= 1)
-        & (is_e.sum(axis=1) <= 1)
-        & (mantissa_digit.sum(axis=1) >= 1)
+        np.all(~inside | mantissa_digit | is_dot | exp_digit | is_e | exp_sign, axis=0)
+        & (is_dot.sum(axis=0) <= 1)
+        & (is_e.sum(axis=0) <= 1)
+        & (digits >= 1)
+        & (digits <= 18)
         & (~has_e | ((exp_digits >= 1) & (exp_digits <= 3)))
     )
+    digit_values = rows.astype(np.int64) - _ZERO
+    scale_by = np.where(mantissa_digit, 10, 1)
+    add = np.where(mantissa_digit, digit_values, 0)
     mantissa = np.zeros(n, np.int64)
-    exponent = np.zeros(n, np.int64)
-    fraction = np.zeros(n, np.int64)
-    significant = np.zeros(n, np.int64)
-    started = np.zeros(n, bool)
-    after_dot = np.zeros(n, bool)
-    digit_values = window.T.astype(np.int64) - _ZERO
     for j in range(width):
-        d = digit_values[j]
-        is_m, is_x = mantissa_digit[:, j], exp_digit[:, j]
-        started |= is_m & (d > 0)
-        significant += started & is_m
-        keep = is_m & (significant <= 18)
-        mantissa = np.where(keep, mantissa * 10 + d, mantissa)
-        fraction += is_m & after_dot
-        after_dot |= is_dot[:, j]
-        exponent = np.where(is_x, exponent * 10 + d, exponent)
-    plain &= significant <= 18
-    exponent = np.where(exp_sign_at >= 0, np.where(exp_plus, exponent, -exponent), exponent)
+        np.multiply(mantissa, scale_by[j], out=mantissa)
+        np.add(mantissa, add[j], out=mantissa)
+    dot_at = np.where(is_dot.any(axis=0), is_dot.argmax(axis=0), e_at)
+    fraction = (mantissa_digit & (positions > dot_at)).sum(axis=0)
+    exponent = np.zeros(n, np.int64)
+    if has_e.any():
+        for j in range(width):
+            np.copyto(exponent, exponent * 10 + digit_values[j], where=exp_digit[j])
+        exponent = np.where(exp_minus, -exponent, exponent)
     scale = np.where(plain, fraction - exponent, 0)
     plain &= np.abs(scale) <= 2 * (len(_POW10) - 1)
     scale = np.where(plain, scale, 0)
     down = np.clip(scale, 0, None)
+    up = np.clip(-scale, 0, None)
     values = mantissa.astype(np.float64)
     values = values / _POW10[np.minimum(down, 22)] / _POW10[np.maximum(down - 22, 0)]
-    up = np.clip(-scale, 0, None)
     values = values * _POW10[np.minimum(up, 22)] * _POW10[np.maximum(up - 22, 0)]
     values = np.where(first == _MINUS, -values, values)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -226,12 +216,54 @@ def _duplicated(qcode: np.ndarray, docs: np.ndarray) -> bool:
     return bool(np.any(h[1:] == h[:-1]))
 
 
+def _wanted_lines(data: bytes, queries: Container[str]) -> bytes | None:
+    """The lines of the wanted queries (None: the file is not in the common layout).
+
+    An evaluation reads only the queries of its qrels (43 of the 200 of a TREC DL run): the query
+    id of every line is found from its first bytes alone, and only the stretches of lines of
+    wanted queries are parsed further. Their other lines are not checked (as trec_eval, which
+    reads a bad number as 0)."""
+    arr = np.frombuffer(data, np.uint8)
+    ends = np.flatnonzero(arr == _NL)
+    if not len(ends) or ends[-1] != len(arr) - 1:
+        ends = np.append(ends, len(arr))
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    for width in (16, 64):  # query ids are short: look at 16 bytes of each line, else 64
+        padded = np.concatenate((arr, np.full(width, _NL, np.uint8)))
+        window = np.lib.stride_tricks.as_strided(padded, shape=(len(arr), width), strides=(1, 1))[starts]
+        stop = (window == _SP) | (window == _TAB) | (window == _NL)
+        if np.all(stop.any(axis=1)):
+            break
+    else:
+        return None
+    qlen = stop.argmax(axis=1)
+    if np.any(qlen == 0):
+        return None  # a blank or indented line: the line reader decides
+    window[np.arange(width) >= qlen[:, None]] = 0
+    qids = window.view(f"S{width}").ravel()
+    change = np.flatnonzero(qids[1:] != qids[:-1]) + 1
+    first = np.concatenate(([0], change))
+    last = np.concatenate((change, [len(starts)])) - 1
+    kept = [q.decode("utf-8", "replace") in queries for q in qids[first].tolist()]
+    spans = zip(starts[first].tolist(), (ends[last] + 1).tolist(), kept, strict=True)
+    return b"".join(data[a:b] for a, b, keep in spans if keep)
+
+
 def _parse(
     data: bytes, queries: Container[str] | None
 ) -> tuple[str, list[str], np.ndarray, np.ndarray, np.ndarray] | None:
     """The columns of a run file in the common layout, or None for the line reader."""
     if not data:
         return None
+    if queries is not None:
+        tag = _first_tag(data)
+        wanted = _wanted_lines(data, queries)
+        if wanted is None or tag is None:
+            return None
+        if not wanted:
+            return tag, [], np.zeros(1, np.int64), np.zeros(0, "S1"), np.zeros(0, np.float32)
+        parsed = _parse(data if len(wanted) == len(data) else wanted, None)
+        return None if parsed is None else (tag, *parsed[1:])
     arr = np.frombuffer(data, np.uint8)
     if arr[-1] != _NL:
         arr = np.append(arr, np.uint8(_NL))
@@ -288,6 +320,15 @@ def _parse(
     return tag, wanted, offsets, docs, scores
 
 
+def _first_tag(data: bytes) -> str | None:
+    """The run tag of the first line (the run's name), or None if that line has no tag."""
+    cols = data[: data.find(b"\n") if b"\n" in data else len(data)].split()
+    try:
+        return cols[5].decode() if len(cols) >= 6 else None
+    except UnicodeDecodeError:
+        return None
+
+
 def _is_utf8(data: bytes) -> bool:
     try:
         data.decode("utf-8")
@@ -309,7 +350,7 @@ def read_run_columns(
     if parsed is None:  # the line reader, on the bytes already read (a pipe cannot be read twice)
         return columns_of(run_from_text(path, decode_text(path, data), name=name, queries=queries))
     tag, wanted, offsets, docs, scores = parsed
-    return _ranked(name or tag, wanted, offsets, docs, scores, Path(path))
+    return _ranked(RunColumns(name or tag, wanted, offsets, docs, scores, Path(path)))
 
 
 def columns_of(run: Run) -> RunColumns:

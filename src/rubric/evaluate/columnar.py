@@ -54,8 +54,7 @@ def computes(measure: Measure) -> bool:
         return measure.key == measure.request
     base, _, params = measure.request.partition(".")
     head, _, cutoff = measure.key.rpartition("_")
-    return base in _CUTOFF_BASES and head == base and cutoff.isdigit() and (not params or "," in params or
-                                                                         params.replace(".", "").isdigit())  # fmt: skip
+    return base in _CUTOFF_BASES and head == base and cutoff.isdigit()
 
 
 def _cutoff(measure: Measure) -> int:

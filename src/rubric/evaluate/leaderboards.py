@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from rubric.data.query_selection import Queries, QuerySelection, absent_note
-from rubric.data.run_columns import read_run_columns
+from rubric.data.run_columns import RunColumns, read_run_columns
 from rubric.data.table import check_format, counted
 from rubric.data.trec import (
     NAME_FROM,
@@ -62,6 +62,42 @@ def load_runs(runs: RunsLike, queries: Iterable[str] | None = None, name_from: s
     paths = [r for r in items if not isinstance(r, Run)]
     loaded = iter(read_runs(paths, queries=queries, name_from=name_from)) if paths else iter(())
     return [r if isinstance(r, Run) else next(loaded) for r in items]
+
+
+def _read_columns(job: tuple[Path, str | None, frozenset[str] | None]) -> RunColumns:
+    path, name, queries = job
+    return read_run_columns(path, name=name, queries=queries)
+
+
+def load_run_columns(
+    runs: RunsLike, queries: Iterable[str] | None = None, name_from: str = "tag", workers: int | None = None
+) -> list[RunColumns]:
+    """Runs as columns (:mod:`rubric.data.run_columns`), for scoring against several qrels: files
+    read in worker processes (one per core), only ``queries`` kept; two runs of one name are an
+    error, as in :func:`~rubric.data.trec.read_runs`."""
+    keep = frozenset(queries) if queries is not None else None
+    expanded = expand_runs(runs, name_from)
+    if isinstance(expanded, Mapping):
+        return [RunColumns.from_scores(name, scores) for name, scores in expanded.items()]
+    jobs = {i: (r[0], r[1], keep) for i, r in enumerate(expanded) if not isinstance(r, Run)}
+    files = [i for i, job in jobs.items() if is_regular_file(job[0])]
+    workers = min(workers or os.cpu_count() or 1, len(files))
+    read: dict[int, RunColumns] = {}
+    if workers > 1 and len(files) >= 4:
+        from concurrent.futures import ProcessPoolExecutor
+
+        from rubric.data.trec import quiet_worker
+
+        with ProcessPoolExecutor(workers, initializer=quiet_worker) as pool:
+            read.update(zip(files, pool.map(_read_columns, [jobs[i] for i in files]), strict=True))
+    out = []
+    for i, r in enumerate(expanded):
+        if isinstance(r, Run):
+            out.append(RunColumns.from_scores(r.name, r.scores, r.path))
+        else:
+            out.append(read[i] if i in read else _read_columns(jobs[i]))
+    check_run_names([(r.name, r.path) for r in out], name_from)
+    return out
 
 
 def as_measures(measures: Iterable[str | Measure] | str) -> list[Measure]:

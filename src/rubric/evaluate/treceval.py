@@ -2,9 +2,10 @@
 
 The measures campaigns use at scale are computed on whole runs as arrays
 (:mod:`rubric.evaluate.columnar`), the others by trec_eval's own code through pytrec_eval; what
-trec_eval does around them is redone here, exactly: ``-c`` (every qrels query counts, a query the run misses is evaluated
-with an empty ranking), the ``all`` line (sum for counts, geometric mean for ``gm_*`` with
-trec_eval's floor of 1e-5, otherwise the mean summed in query order), and the output format
+trec_eval does around them is redone here, exactly: ``-c`` (every qrels query counts, a query
+the run misses is evaluated with an empty ranking), the ``all`` line (sum for counts, geometric
+mean for ``gm_*`` with trec_eval's floor of 1e-5, otherwise the mean summed in query order), and
+the output format
 (``%-22s\\t%s\\t%.4f``, integers for counts, per-query lines without num_q/gm_*/runid).
 
 An :class:`Evaluator` is built once per qrels and evaluates many runs: trec_eval's qrels
@@ -133,7 +134,7 @@ class TrecEvalSettings:
 _Group = tuple[tuple, dict[str, list[str] | None], list[Measure]]  # (level, -J, gains), base -> params
 
 
-def _request_groups(measures: list[Measure], level: int, judged_only: bool) -> list[_Group]:
+def _request_groups(measures: list[Measure], *, level: int, judged_only: bool) -> list[_Group]:
     """The measures pytrec_eval computes, grouped as trec_eval takes them: one parameter list per
     measure (P.5 and P.10 are asked as P.10,5, as pytrec_eval's wrapper does); a base asked twice
     otherwise (ndcg and ndcg.1=3) goes to a second evaluator, and so do measures with a level,
@@ -214,7 +215,9 @@ class Evaluator:
         self._columnar = [m for m in measures if computes(m)]
         self._qrels_columns = QrelsColumns.of(self.qrels) if self._columnar else None
         by_trec_eval = [m for m in measures if m.by_trec_eval and not computes(m)]
-        groups = _request_groups(by_trec_eval, self.settings.level, self.settings.judged_only)
+        groups = _request_groups(
+            by_trec_eval, level=self.settings.level, judged_only=self.settings.judged_only
+        )
         self._groups = _trec_eval_evaluators(self.qrels, groups)
 
     def queries_for(self, run: RunScores | RunColumns) -> list[str]:
