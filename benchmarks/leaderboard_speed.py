@@ -16,8 +16,8 @@ into a temporary folder and every tool reads the same plain files. rubric is the
 process (``-f trec_eval``, its interpreter start-up counted as trec_eval's starts are), its
 worker processes one per core; its peak RSS is the largest of its processes (``os.wait4``).
 Every ``all`` value rubric prints must equal trec_eval's (both print ``%.4f``). ranx and
-ir_measures run in this process on the first ``--others`` runs of a row (their Python parsing
-makes all of them too long on a shared machine), reported in seconds per run; their values are
+ir_measures run in a separate process on ``--others`` runs spread over a row (their Python
+parsing makes all of them too long on a shared machine), reported in seconds per run; their values are
 not compared (ranx ranks ties its own way). ranx compiles with numba on first use: that is done
 before timing.
 
@@ -163,9 +163,14 @@ def row(label: str, qrels: Path, runs: list[Path], measures: list[str], args: ar
               f"rubric x{t_loop / seconds:.2f} faster (x{cpu_loop / cpu:.2f} in CPU); "
               f"values equal {equal}/{len(theirs)} (rubric gave {len(ours)})", flush=True)  # fmt: skip
     if args.others:
-        some = runs[: args.others]
-        ranx = ranx_per_run(qrels, some, measures)
-        irm = ir_measures_per_run(qrels, some, measures)
+        some = runs[:: max(1, len(runs) // args.others)][: args.others]  # spread over the row
+        import multiprocessing
+
+        # in a fresh process: what they load must not count in a later rubric's peak RSS (a child
+        # started from a large process is charged its pages)
+        with multiprocessing.get_context("spawn").Pool(1) as pool:
+            ranx = pool.apply(ranx_per_run, (qrels, some, measures))
+            irm = pool.apply(ir_measures_per_run, (qrels, some, measures))
         per_run = seconds / len(runs)
         print(f"  on {len(some)} runs: ranx {ranx}, ir_measures {irm}; rubric {per_run:.2f} s/run",
               flush=True)  # fmt: skip

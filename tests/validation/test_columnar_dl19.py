@@ -21,7 +21,11 @@ MEASURES = [
 
 @pytest.mark.parametrize(
     "s",
-    [TrecEvalSettings(), TrecEvalSettings(level=2), TrecEvalSettings(level=2, judged_only=True, max_docs=100)],
+    [
+        TrecEvalSettings(),
+        TrecEvalSettings(level=2),
+        TrecEvalSettings(level=2, judged_only=True, max_docs=100),
+    ],
     ids=["l1", "l2", "l2-J-M100"],
 )
 def test_every_engine_measure_equals_trec_eval_on_the_dl19_runs(shared, s):

@@ -257,12 +257,12 @@ def _parse(
         return None
     if queries is not None:
         tag = _first_tag(data)
-        wanted = _wanted_lines(data, queries)
-        if wanted is None or tag is None:
+        lines = _wanted_lines(data, queries)
+        if lines is None or tag is None:
             return None
-        if not wanted:
+        if not lines:
             return tag, [], np.zeros(1, np.int64), np.zeros(0, "S1"), np.zeros(0, np.float32)
-        parsed = _parse(data if len(wanted) == len(data) else wanted, None)
+        parsed = _parse(data if len(lines) == len(data) else lines, None)
         return None if parsed is None else (tag, *parsed[1:])
     arr = np.frombuffer(data, np.uint8)
     if arr[-1] != _NL:

@@ -16,7 +16,7 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, TypedDict, Unpack
+from typing import TYPE_CHECKING, TypedDict
 
 from rubric.data.query_selection import Queries, QuerySelection, absent_note
 from rubric.data.run_columns import RunColumns, read_run_columns
@@ -42,6 +42,8 @@ from rubric.evaluate.treceval import Evaluator, QueryValues, TrecEvalSettings, t
 from rubric.evaluate.zscores import ZScores, read_zscores
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from rubric.evaluate.wide import Marks
 
 RunsLike = Iterable[Run | str | Path | RunSource] | Mapping[str, RunScores]
@@ -150,7 +152,14 @@ def settings_of(options: TrecEvalOptions) -> TrecEvalSettings:
     zscores = options.get("zscores")
     if zscores is not None and not isinstance(zscores, dict):
         zscores = read_zscores(zscores)
-    return TrecEvalSettings(**{**options, "zscores": zscores})
+    return TrecEvalSettings(
+        level=options.get("level", 1),
+        complete=options.get("complete", False),
+        judged_only=options.get("judged_only", False),
+        max_docs=options.get("max_docs"),
+        num_docs=options.get("num_docs"),
+        zscores=zscores,
+    )
 
 
 def evaluate(
