@@ -2,12 +2,10 @@
 
 :func:`read_run_columns` parses a run with numpy over its bytes, never making a Python object per
 line: line ends and blanks are found with vector comparisons, the query id, document id and score
-of every line are cut out as fixed-width byte rows, and the scores are converted in bulk. A
-decimal score of at most 18 digits (``12.3456``, ``-0.5``) is exact as ``mantissa / 10**digits``
-(both exact doubles, one correctly rounded division: what ``strtod`` gives); other spellings
-(``1e-3``, long digit strings) are converted one by one by :func:`~rubric.data.trec.to_float32`,
-as the line reader does. Each query's lines are then ordered as trec_eval 9.x ranks them: score
-as a 32-bit float descending, ties by document id descending (byte order, ``strcmp``).
+of every line are cut out as fixed-width byte rows, and the scores are converted in bulk by
+numpy's cast of byte strings to double (correctly rounded, as ``strtod``), then to float32.
+Each query's lines are then ordered as trec_eval 9.x ranks them: score as a 32-bit float
+descending, ties by document id descending (byte order, ``strcmp``).
 
 Only files in the layout every TREC tool writes take this path: one blank between the first six
 columns, ``\\n`` line ends, no comments, blank or indented lines. Any other file, and any file
@@ -29,13 +27,11 @@ from pathlib import Path
 import numpy as np
 
 from rubric.data.files import decode_text, open_binary
-from rubric.data.trec import Run, RunScores, run_from_text, to_float32
+from rubric.data.trec import Run, RunScores, run_from_text
 
 #: Byte values: newline, blank, tab, ``#``, ``-``, ``+``, ``.``, ``0``.
 _NL, _SP, _TAB, _HASH, _MINUS, _PLUS, _DOT, _ZERO = 10, 32, 9, 35, 45, 43, 46, 48
 _WIDEST_FIELD = 256  # longer ids or scores take the line reader
-_EXACT_MANTISSA = 2**53
-_POW10 = 10.0 ** np.arange(23)  # exact doubles
 
 
 @dataclass
@@ -117,85 +113,19 @@ def _fields(arr: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndar
 
 
 def parse_scores(window: np.ndarray, lengths: np.ndarray) -> np.ndarray | None:
-    """Scores from their byte rows as float32, rounded via double as C's ``(float) atof(s)``;
-    None if one is not a finite number (the caller reports it with its line).
-
-    A decimal ``[sign]digits[.digits][e[sign]digits]`` of at most 18 digits is
-    ``mantissa / 10**scale``: exact as a double when the mantissa is below 2**53 and the scale
-    within 0..22 (one correctly rounded division of two exact doubles, as ``strtod`` rounds);
-    otherwise within two units in the last place, which gives the float32 of the exact value
-    unless it lies a few units from a point halfway between two float32s. Those, and other
-    spellings (``inf``, ``0x1p3``, more digits), are converted one by one as the line reader
-    converts them.
-    """
-    n, width = window.shape
-    rows = np.ascontiguousarray(window.T)  # one byte position of every score per row: fast loops
-    positions = np.arange(width)[:, None]
-    first = rows[0]
-    sign = (first == _MINUS) | (first == _PLUS)
-    inside = (positions >= sign) & (positions < lengths)
-    is_e = inside & ((rows == 101) | (rows == 69))
-    has_e = is_e.any(axis=0)
-    e_at = np.where(has_e, is_e.argmax(axis=0), lengths)
-    in_mantissa = positions < e_at
-    is_digit = inside & (rows >= _ZERO) & (rows <= _ZERO + 9)
-    mantissa_digit = is_digit & in_mantissa
-    exp_digit = is_digit & ~in_mantissa
-    is_dot = inside & in_mantissa & (rows == _DOT)
-    after_e = rows[np.minimum(e_at + 1, width - 1), np.arange(n)]
-    exp_plus = has_e & (after_e == _PLUS)
-    exp_minus = has_e & (after_e == _MINUS)
-    exp_sign = (positions == e_at + 1) & (exp_plus | exp_minus)
-    digits = mantissa_digit.sum(axis=0)
-    exp_digits = exp_digit.sum(axis=0)
-    plain = (
-        np.all(~inside | mantissa_digit | is_dot | exp_digit | is_e | exp_sign, axis=0)
-        & (is_dot.sum(axis=0) <= 1)
-        & (is_e.sum(axis=0) <= 1)
-        & (digits >= 1)
-        & (digits <= 18)
-        & (~has_e | ((exp_digits >= 1) & (exp_digits <= 3)))
-    )
-    digit_values = rows.astype(np.int64) - _ZERO
-    scale_by = np.where(mantissa_digit, 10, 1)
-    add = np.where(mantissa_digit, digit_values, 0)
-    mantissa = np.zeros(n, np.int64)
-    for j in range(width):
-        np.multiply(mantissa, scale_by[j], out=mantissa)
-        np.add(mantissa, add[j], out=mantissa)
-    dot_at = np.where(is_dot.any(axis=0), is_dot.argmax(axis=0), e_at)
-    fraction = (mantissa_digit & (positions > dot_at)).sum(axis=0)
-    exponent = np.zeros(n, np.int64)
-    if has_e.any():
-        for j in range(width):
-            np.copyto(exponent, exponent * 10 + digit_values[j], where=exp_digit[j])
-        exponent = np.where(exp_minus, -exponent, exponent)
-    scale = np.where(plain, fraction - exponent, 0)
-    plain &= np.abs(scale) <= 2 * (len(_POW10) - 1)
-    scale = np.where(plain, scale, 0)
-    down = np.clip(scale, 0, None)
-    up = np.clip(-scale, 0, None)
-    values = mantissa.astype(np.float64)
-    values = values / _POW10[np.minimum(down, 22)] / _POW10[np.maximum(down - 22, 0)]
-    values = values * _POW10[np.minimum(up, 22)] * _POW10[np.maximum(up - 22, 0)]
-    values = np.where(first == _MINUS, -values, values)
+    """Scores from their zero-padded byte rows as float32, rounded via double as C's
+    ``(float) atof(s)``: numpy's cast of byte strings to double is correctly rounded (what
+    ``strtod`` gives), and accepts what the line reader's :func:`~rubric.data.trec.to_float32`
+    accepts. None if one is not a number or not finite as a float32 (the line reader then
+    reports it with its line)."""
+    del lengths  # the padding ends each text
+    texts = np.ascontiguousarray(window).view(f"S{window.shape[1]}").ravel()
+    try:
+        values = texts.astype(np.float64)
+    except ValueError:
+        return None
     with np.errstate(over="ignore", invalid="ignore"):
         singles = values.astype(np.float32)
-        approximate = (
-            plain & ((mantissa > _EXACT_MANTISSA) | (scale < 0) | (scale > 22)) & np.isfinite(singles)
-        )
-        if approximate.any():  # near a float32 halfway point the last units of the double matter
-            v, f = values[approximate], singles[approximate]
-            toward = np.nextafter(f, np.where(v > f, np.float32(np.inf), np.float32(-np.inf)))
-            halfway = (f.astype(np.float64) + toward.astype(np.float64)) / 2
-            plain[np.flatnonzero(approximate)[np.abs(v - halfway) <= 8 * np.spacing(np.abs(v))]] = False
-    odd = np.flatnonzero(~plain)
-    if odd.size:
-        texts = [bytes(window[i, : lengths[i]]).decode("ascii", "replace") for i in odd.tolist()]
-        try:
-            singles[odd] = to_float32(texts)
-        except ValueError:
-            return None
     return singles if np.isfinite(singles).all() else None
 
 
