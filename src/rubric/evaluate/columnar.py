@@ -157,14 +157,6 @@ def _buckets(rankings: list[np.ndarray]) -> Iterator[tuple[np.ndarray, np.ndarra
         yield positions, rows, lengths[positions]
 
 
-@dataclass(frozen=True)
-class Ranking:
-    """How a measure sees the ranking: after ``-M``, with or without unjudged documents."""
-
-    judged_only: bool
-    own: bool  # this package's measures keep documents judged with a negative grade under -J
-
-
 def evaluate_columns(
     qrels: QrelsColumns,
     measures: list[Measure],
@@ -183,17 +175,14 @@ def evaluate_columns(
         docs = run.docs[run.block(i)][:max_docs] if i is not None else run.docs[:0]
         full.append(qrels.relevance(q, docs))
     qrows = np.array([qrels.index.get(q, -1) for q in queries], dtype=np.int64)
-    by_ranking: dict[Ranking, list[Measure]] = {}
+    by_ranking: dict[bool, list[Measure]] = {}  # -J or not: unjudged documents dropped after -M
     for m in measures:
-        own = m.request in _OWN
         drop = judged_only if m.judged_only is None else m.judged_only
-        by_ranking.setdefault(Ranking(drop, own), []).append(m)
+        by_ranking.setdefault(drop, []).append(m)
     out: dict[Measure, np.ndarray] = {m: np.zeros(len(queries)) for m in measures}
-    for ranking, group in by_ranking.items():
-        rankings = full
-        if ranking.judged_only:
-            keep = (lambda r: r != NONPOOL) if ranking.own else (lambda r: r >= 0)
-            rankings = [r[keep(r)] for r in full]
+    for drop, group in by_ranking.items():
+        # -J keeps what trec_eval keeps: grades >= 0 (a negative grade is in the pool, not judged)
+        rankings = [r[r >= 0] for r in full] if drop else full
         for positions, values, lengths in _buckets(rankings):
             rows = _Rows(positions, qrows[positions], values, lengths)
             for m in group:
