@@ -14,7 +14,7 @@ from rubric.data.trec import ranked
 from rubric.evaluate.columnar import computes
 from rubric.evaluate.measures import parse_measures
 from rubric.evaluate.ranked_measures import evaluate_ranked
-from rubric.evaluate.treceval import Evaluator, TrecEvalSettings
+from rubric.evaluate.treceval import Evaluator, TrecEvalSettings, judgeable
 
 TREC_EVAL = [
     "map", "P.1,3,5,20", "recall.2,5,20", "ndcg_cut.1,3,10", "ndcg", "recip_rank", "Rprec", "bpref",
@@ -57,7 +57,7 @@ def _reference_trec_eval(qrels, run, measure_names, s: TrecEvalSettings):
     queries = sorted(judged) if s.complete else sorted(q for q in judged if scores.get(q))
     requests = set(measure_names)
     evaluator = _RelevanceEvaluator(
-        query_relevance=judged,
+        query_relevance=judgeable(judged),
         measures=requests,
         relevance_level=s.level,
         judged_docs_only_flag=s.judged_only,
