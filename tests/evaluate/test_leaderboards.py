@@ -82,10 +82,10 @@ def test_a_level_that_is_not_a_relevance_level_is_refused_by_name(level):
     """From Python as from the CLI (``-l``, min 1): one clear error, not pytrec_eval's TypeError."""
     from rubric.errors import UserError
     from rubric.evaluate.measures import parse_measures
-    from rubric.evaluate.treceval import Evaluator
+    from rubric.evaluate.treceval import Evaluator, TrecEvalSettings
 
     with pytest.raises(UserError, match="not a relevance level"):
-        Evaluator({"q1": {"d1": 1}}, parse_measures(["P@5"]), level=level)
+        Evaluator({"q1": {"d1": 1}}, parse_measures(["P@5"]), TrecEvalSettings(level=level))
 
 
 def test_trec_eval_relstring_and_complete_num_rel_by_hand(tmp_path):

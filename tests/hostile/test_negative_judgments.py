@@ -12,7 +12,7 @@ import pytest
 
 from helpers import faults, graded_fixture
 from rubric.evaluate.measures import parse_measures
-from rubric.evaluate.treceval import Evaluator
+from rubric.evaluate.treceval import Evaluator, TrecEvalSettings
 
 rubric, rubric_subprocess = faults.rubric, faults.rubric_subprocess
 
@@ -62,7 +62,7 @@ def test_all_negative_judgments_are_scored_not_crashed(tmp_path, command):
 
 
 def _values(qrels: dict, measures: str, judged_only: bool = False) -> dict[str, dict[str, float]]:
-    evaluator = Evaluator(qrels, parse_measures([measures]), judged_only=judged_only)
+    evaluator = Evaluator(qrels, parse_measures([measures]), TrecEvalSettings(judged_only=judged_only))
     run = {"q1": {"d1": 3.0, "d2": 2.0, "d9": 1.0}, "q2": {"e1": 3.0, "e2": 2.0}}
     values = evaluator.evaluate(run).values
     return {m.label: v for m, v in values.items()}

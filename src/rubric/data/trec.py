@@ -283,7 +283,13 @@ def read_run(path: str | Path, name: str | None = None, queries: Container[str] 
     so only their query ids are read (see :func:`_read_judged`); their other columns are not
     checked (trec_eval reads a bad number as 0 and does not check them either).
     """
-    original = read_text(path)
+    return run_from_text(path, read_text(path), name=name, queries=queries)
+
+
+def run_from_text(
+    path: str | Path, original: str, name: str | None = None, queries: Container[str] | None = None
+) -> Run:
+    """:func:`read_run` on the text of ``path`` already read (errors name ``path``)."""
     if queries is not None:
         fast = _read_judged(original, queries)
         if fast is not None:

@@ -38,7 +38,7 @@ from rubric.errors import UserError, expected, one_of
 from rubric.evaluate.measures import parse_measures
 from rubric.evaluate.report import Rendered, Report
 from rubric.evaluate.score_tables import is_number
-from rubric.evaluate.treceval import Evaluator
+from rubric.evaluate.treceval import Evaluator, TrecEvalSettings
 
 
 @dataclass
@@ -240,7 +240,7 @@ def _sweep_cell(job: tuple) -> dict[tuple[str, int], dict[str, float]]:
     qrels, ms, levels, complete = job
     out: dict[tuple[str, int], dict[str, float]] = {}
     for level in levels:
-        evaluator = Evaluator(qrels, ms, level=level, complete=complete)
+        evaluator = Evaluator(qrels, ms, TrecEvalSettings(level=level, complete=complete))
         results = [evaluator.evaluate(r.scores, r.name) for r in _SWEEP_RUNS]
         for m in ms:
             out[(m.label, level)] = {res.run: res.summary(m) for res in results}

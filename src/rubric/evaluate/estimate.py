@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from rubric.data.query_selection import Queries, QuerySelection, absent_note
+from rubric.data.run_columns import RunColumns
 from rubric.data.select import GradeFilter
 from rubric.data.table import Table, check_format, latex_escape, render_tables
 from rubric.data.trec import NAME_FROM, Qrels
@@ -34,16 +35,15 @@ from rubric.errors import UserError, one_of
 from rubric.evaluate.leaderboards import (
     RunsLike,
     as_measures,
-    expand_runs,
     load_qrels,
-    load_runs,
+    load_run_columns,
     unranked_note,
 )
 from rubric.evaluate.measures import Measure
 from rubric.evaluate.ppi import MODES, Estimates, check_sizes, estimate_means
 from rubric.evaluate.qrels import QrelsResult
 from rubric.evaluate.report import Rendered
-from rubric.evaluate.treceval import Evaluator, QueryValues
+from rubric.evaluate.treceval import Evaluator, QueryValues, TrecEvalSettings
 
 FORMATS = ("tsv", "json", "latex")
 
@@ -67,9 +67,9 @@ class TopicValues:
     results: list[QueryValues] = field(default_factory=list)
 
 
-def topic_values(evaluator: Evaluator, runs: list, topics: list[str]) -> TopicValues:
+def topic_values(evaluator: Evaluator, runs: list[RunColumns], topics: list[str]) -> TopicValues:
     """Every run evaluated over ``topics`` (trec_eval ``-c``: an unranked topic scores 0)."""
-    results = [evaluator.evaluate(r.scores, r.name) for r in runs]
+    results = [evaluator.evaluate(r) for r in runs]
     values = {
         m.label: np.array([[res.values[m][t] for t in topics] for res in results], dtype=float)
         for m in evaluator.measures
@@ -395,11 +395,15 @@ def estimate(
     topics = sorted(llm)
     check_sizes(len(human), len(topics), confidence)
     # runs are read once (only these topics kept, in parallel) and scored against both label sets
-    run_list = load_runs(expand_runs(runs, name_from), queries=topics, name_from=name_from)
+    run_list = load_run_columns(runs, queries=topics, name_from=name_from)
     if not run_list:
         raise UserError("runs: no run given")
-    llm_values = topic_values(Evaluator(llm, ms, level=level, complete=True), run_list, topics)
-    human_values = topic_values(Evaluator(human, ms, level=level, complete=True), run_list, sorted(human))
+    llm_values = topic_values(
+        Evaluator(llm, ms, TrecEvalSettings(level=level, complete=True)), run_list, topics
+    )
+    human_values = topic_values(
+        Evaluator(human, ms, TrecEvalSettings(level=level, complete=True)), run_list, sorted(human)
+    )
     report = estimate_from_values(
         llm_values, human_values, confidence=confidence, mode=mode, pairs=pairs, simultaneous=simultaneous
     )

@@ -1,10 +1,12 @@
 """Leaderboards (module named in the plural so that ``rubric.evaluate.leaderboard`` is the
 function): many runs x many measures against one qrels, exactly as trec_eval 9.0.8 scores them.
 
-The qrels are handed to trec_eval once (one :class:`~rubric.evaluate.treceval.Evaluator` per
-relevance level) and every run is evaluated against them; runs are read and scored in parallel
-worker processes, one at a time each, keeping only their judged queries and sending back only the
-per-query values, so memory does not grow with the number of runs. The result is a
+The qrels are prepared once (one :class:`~rubric.evaluate.treceval.Evaluator`) and every run is
+evaluated against them; runs are read as columns (:mod:`rubric.data.run_columns`) and scored in
+parallel worker processes, one run at a time each, keeping only their judged queries and sending
+back only the per-query values, so memory does not grow with the number of runs. trec_eval's
+options are keyword arguments (:class:`TrecEvalOptions`) or one
+:class:`~rubric.evaluate.treceval.TrecEvalSettings`. The result is a
 :class:`~rubric.evaluate.report.Report`.
 """
 
@@ -14,9 +16,10 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 from rubric.data.query_selection import Queries, QuerySelection, absent_note
+from rubric.data.run_columns import RunColumns, read_run_columns
 from rubric.data.table import check_format, counted
 from rubric.data.trec import (
     NAME_FROM,
@@ -27,19 +30,20 @@ from rubric.data.trec import (
     check_run_names,
     is_regular_file,
     read_qrels,
-    read_run,
     read_runs,
     run_sources,
 )
 from rubric.errors import UserError, expected, one_of
-from rubric.evaluate.alpha_ndcg import max_qrels, read_item_qrels
+from rubric.evaluate.alpha_ndcg import ItemQrels, max_qrels, read_item_qrels
 from rubric.evaluate.measures import Measure, parse_measures, relstring_request, wants_runid
 from rubric.evaluate.qrels import QrelsResult
 from rubric.evaluate.report import Rendered, Report, Score
-from rubric.evaluate.treceval import Evaluator, QueryValues, trec_eval_lines
+from rubric.evaluate.treceval import Evaluator, QueryValues, TrecEvalSettings, trec_eval_lines
 from rubric.evaluate.zscores import ZScores, read_zscores
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from rubric.evaluate.wide import Marks
 
 RunsLike = Iterable[Run | str | Path | RunSource] | Mapping[str, RunScores]
@@ -77,9 +81,59 @@ def as_runs(runs: object) -> list[Run | str | Path | RunSource]:
     raise expected("runs", "run files or folders, Run objects or {name: {qid: {docid: score}}}", runs)
 
 
+def _read_columns(job: tuple[Path, str | None, frozenset[str] | None]) -> RunColumns:
+    path, name, queries = job
+    return read_run_columns(path, name=name, queries=queries)
+
+
+def load_run_columns(
+    runs: RunsLike, queries: Iterable[str] | None = None, name_from: str = "tag", workers: int | None = None
+) -> list[RunColumns]:
+    """Runs as columns (:mod:`rubric.data.run_columns`), for scoring against several qrels: files
+    read in worker processes (one per core), only ``queries`` kept; two runs of one name are an
+    error, as in :func:`~rubric.data.trec.read_runs`."""
+    keep = frozenset(queries) if queries is not None else None
+    expanded = expand_runs(runs, name_from)
+    if isinstance(expanded, Mapping):
+        return [RunColumns.from_scores(name, scores) for name, scores in expanded.items()]
+    jobs = {i: (r[0], r[1], keep) for i, r in enumerate(expanded) if not isinstance(r, Run)}
+    files = [i for i, job in jobs.items() if is_regular_file(job[0])]
+    workers = min(workers or os.cpu_count() or 1, len(files))
+    read: dict[int, RunColumns] = {}
+    if workers > 1 and len(files) >= 4:
+        from concurrent.futures import ProcessPoolExecutor
+
+        from rubric.data.trec import quiet_worker
+
+        with ProcessPoolExecutor(workers, initializer=quiet_worker) as pool:
+            read.update(zip(files, pool.map(_read_columns, [jobs[i] for i in files]), strict=True))
+    out = []
+    for i, r in enumerate(expanded):
+        if isinstance(r, Run):
+            out.append(RunColumns.from_scores(r.name, r.scores, r.path))
+        else:
+            out.append(read[i] if i in read else _read_columns(jobs[i]))
+    check_run_names([(r.name, r.path) for r in out], name_from)
+    return out
+
+
 def as_measures(measures: Iterable[str | Measure] | str) -> list[Measure]:
     """Measures given as names (``-m`` values) or :class:`Measure` objects, in order."""
     return parse_measures(measures)
+
+
+class TrecEvalOptions(TypedDict, total=False):
+    """trec_eval's options as keyword arguments of the library's functions (the CLI's flags):
+    ``level`` (-l), ``complete`` (-c), ``judged_only`` (-J), ``max_docs`` (-M), ``num_docs`` (-N),
+    ``zscores`` (-Z: a z-score file or its contents). See
+    :class:`~rubric.evaluate.treceval.TrecEvalSettings`."""
+
+    level: int
+    complete: bool
+    judged_only: bool
+    max_docs: int | None
+    num_docs: int | None
+    zscores: ZScores | str | Path | None
 
 
 @dataclass
@@ -90,20 +144,48 @@ class Evaluation:
     notes: list[str] = field(default_factory=list)
 
 
+def check_options(options: TrecEvalOptions) -> None:
+    """Refuse impossible trec_eval options, naming the CLI's option (before any file is read)."""
+    unknown = sorted(set(options) - set(TrecEvalOptions.__annotations__))
+    if unknown:
+        raise TypeError(f"unknown trec_eval option(s): {', '.join(unknown)}")
+    max_docs, num_docs = options.get("max_docs"), options.get("num_docs")
+    if max_docs is not None and max_docs < 1:
+        raise UserError(f"{{max_docs}}: must be at least 1, got {max_docs}", "max_docs")
+    if num_docs is not None and num_docs < 0:
+        raise UserError(f"{{num_docs}}: must be at least 0, got {num_docs}", "num_docs")
+    if options.get("zscores") is not None and options.get("complete"):
+        raise UserError(
+            "{zscores}: not with -c/{complete} (trec_eval -Z -c mixes z-scores and raw values)",
+            "zscores",
+            "complete",
+        )
+
+
+def settings_of(options: TrecEvalOptions) -> TrecEvalSettings:
+    """The settings of these options, a z-score file read."""
+    zscores = options.get("zscores")
+    if zscores is not None and not isinstance(zscores, dict):
+        zscores = read_zscores(zscores)
+    return TrecEvalSettings(
+        level=options.get("level", 1),
+        complete=options.get("complete", False),
+        judged_only=options.get("judged_only", False),
+        max_docs=options.get("max_docs"),
+        num_docs=options.get("num_docs"),
+        zscores=zscores,
+    )
+
+
 def evaluate(
     qrels: Qrels | str | Path,
     runs: RunsLike,
     measures: Iterable[str | Measure] | str,
     *,
-    level: int = 1,
-    complete: bool = False,
-    judged_only: bool = False,
     name_from: str = "tag",
     queries: Queries = None,
-    max_docs: int | None = None,
-    num_docs: int | None = None,
-    zscores: ZScores | str | Path | None = None,
     relstring: tuple[str, int] | None = None,
+    **options: Unpack[TrecEvalOptions],
 ) -> Evaluation:
     """Per-query values of every run (trec_eval ``-q`` output as data), with notes.
 
@@ -111,23 +193,15 @@ def evaluate(
     so the runs) to these query ids, as trec_eval would see a qrels file holding only them; the
     notes list selected ids the qrels lack and runs that rank nothing for some qrels queries
     (trec_eval says nothing about either). Options are checked first, then the queries are read
-    (``queries`` may be a function that reads them), then the runs and qrels. ``max_docs`` cuts
-    every ranking to its first documents (trec_eval ``-M``), ``num_docs`` is the collection's
-    size for ``utility`` (``-N``), ``zscores`` a z-score file or its contents (``-Z``: values as
-    z-scores, :mod:`rubric.evaluate.zscores`; not with ``complete``). ``relstring`` is trec_eval's
+    (``queries`` may be a function that reads them), then the runs and qrels. ``options`` are
+    trec_eval's (:class:`TrecEvalOptions`): ``max_docs`` cuts every ranking to its first
+    documents (``-M``), ``num_docs`` is the collection's size for ``utility`` (``-N``),
+    ``zscores`` a z-score file or its contents (``-Z``: values as z-scores,
+    :mod:`rubric.evaluate.zscores`; not with ``complete``). ``relstring`` is trec_eval's
     relstring (printed name, length), kept per query in each result's ``relstrings``.
     """
     one_of("name_from", name_from, NAME_FROM)
-    if max_docs is not None and max_docs < 1:
-        raise UserError(f"{{max_docs}}: must be at least 1, got {max_docs}", "max_docs")
-    if num_docs is not None and num_docs < 0:
-        raise UserError(f"{{num_docs}}: must be at least 0, got {num_docs}", "num_docs")
-    if zscores is not None and complete:
-        raise UserError(
-            "{zscores}: not with -c/{complete} (trec_eval -Z -c mixes z-scores and raw values)",
-            "zscores",
-            "complete",
-        )
+    check_options(options)
     ms = as_measures(measures)  # every name checked before any file is read
     chosen = QuerySelection.of(queries)
     runs = expand_runs(runs, name_from)
@@ -136,60 +210,51 @@ def evaluate(
         items = chosen.restrict(read_item_qrels(qrels))  # per-item; trec_eval measures see the best grade
         qrels = max_qrels(items)
     where = "the qrels" if isinstance(qrels, dict) else str(qrels)
-    if zscores is not None and not isinstance(zscores, dict):
-        zscores = read_zscores(zscores)
+    settings = settings_of(options)
     loaded = load_qrels(qrels)
     absent = chosen.check_present(loaded, where)
     qrels = chosen.restrict(loaded)
-    settings = (qrels, ms, level, complete, judged_only, items, max_docs, num_docs, zscores, relstring)
-    results = score_runs(settings, runs, name_from)
-    notes = [absent_note(absent, where, "selected"), unranked_note(results, complete=complete)]
+    results = score_runs(Scoring(qrels, ms, settings, items, relstring), runs, name_from)
+    notes = [absent_note(absent, where, "selected"), unranked_note(results, complete=settings.complete)]
     return Evaluation(results, [n for n in notes if n])
 
 
-EvaluatorSettings = (
-    tuple  # Evaluator's arguments: qrels, measures, level, complete, judged_only, items, max_docs,
-    # num_docs, zscores, relstring
-)
+@dataclass
+class Scoring:
+    """What an :class:`Evaluator` is made of (pickled to worker processes, which make their own:
+    pytrec_eval's evaluators cannot be pickled)."""
+
+    qrels: Qrels
+    measures: list[Measure]
+    settings: TrecEvalSettings
+    items: ItemQrels | None = None
+    relstring: tuple[str, int] | None = None  # trec_eval's relstring (printed name, length)
+
+    def evaluator(self) -> Evaluator:
+        return Evaluator(self.qrels, self.measures, self.settings, items=self.items, relstring=self.relstring)
+
 
 _worker_evaluator: Evaluator | None = None
 
 
-def _evaluator(settings: EvaluatorSettings) -> Evaluator:
-    """The :class:`Evaluator` of ``settings`` (a tuple, so that worker processes get it pickled)."""
-    qrels, measures, level, complete, judged_only, items, max_docs, num_docs, zscores, relstring = settings
-    return Evaluator(
-        qrels,
-        measures,
-        level=level,
-        complete=complete,
-        judged_only=judged_only,
-        items=items,
-        max_docs=max_docs,
-        num_docs=num_docs,
-        zscores=zscores,
-        relstring=relstring,
-    )
-
-
-def _start_worker(settings: EvaluatorSettings) -> None:
-    """A worker process builds its own trec_eval evaluator once (it cannot be pickled)."""
+def _start_worker(scoring: Scoring) -> None:
+    """A worker process builds its own evaluator once."""
     global _worker_evaluator
     from rubric.data.trec import quiet_worker
 
     quiet_worker()
-    _worker_evaluator = _evaluator(settings)
+    _worker_evaluator = scoring.evaluator()
 
 
 def _score_file(job: tuple[Path, str | None, frozenset[str]]) -> tuple[QueryValues, Path | None]:
     path, name, queries = job
-    run = read_run(path, name=name, queries=queries)
+    run = read_run_columns(path, name=name, queries=queries)
     assert _worker_evaluator is not None
-    return _worker_evaluator.evaluate(run.scores, run.name), run.path
+    return _worker_evaluator.evaluate(run), run.path
 
 
 def score_runs(
-    settings: EvaluatorSettings, runs: RunsLike, name_from: str = "tag", workers: int | None = None
+    scoring: Scoring, runs: RunsLike, name_from: str = "tag", workers: int | None = None
 ) -> list[QueryValues]:
     """Per-query values of every run, each run read and scored in turn and then dropped.
 
@@ -199,10 +264,10 @@ def score_runs(
     arguments (files, directories, ``NAME=FILE``) or their :func:`~rubric.data.trec.run_sources`.
     Two runs of one name are an error, as in :func:`~rubric.data.trec.read_runs`.
     """
-    evaluator = _evaluator(settings)  # checks the measures before any run is read
+    evaluator = scoring.evaluator()  # checks the measures before any run is read
     if isinstance(runs, Mapping):
         return [evaluator.evaluate(scores, name) for name, scores in runs.items()]
-    queries = frozenset(settings[0])
+    queries = frozenset(scoring.qrels)
     sources = expand_runs(runs, name_from)
     assert not isinstance(sources, Mapping)  # only a Mapping of runs expands to one (returned above)
     items = list(sources)
@@ -217,19 +282,19 @@ def score_runs(
         if is_regular_file(path):
             files.append((i, job))
         else:  # a pipe is open in this process only
-            run = read_run(path, name, queries=queries)
-            found[i] = (evaluator.evaluate(run.scores, run.name), run.path)
+            run = read_run_columns(path, name, queries=queries)
+            found[i] = (evaluator.evaluate(run), run.path)
     workers = min(workers or os.cpu_count() or 1, len(files))
     if workers > 1 and len(files) >= 4:
         from concurrent.futures import ProcessPoolExecutor
 
-        with ProcessPoolExecutor(workers, initializer=_start_worker, initargs=(settings,)) as pool:
+        with ProcessPoolExecutor(workers, initializer=_start_worker, initargs=(scoring,)) as pool:
             for (i, _), result in zip(files, pool.map(_score_file, [job for _, job in files]), strict=True):
                 found[i] = result
     else:
         for i, (path, name, keep) in files:
-            run = read_run(path, name=name, queries=keep)
-            found[i] = (evaluator.evaluate(run.scores, run.name), run.path)
+            run = read_run_columns(path, name=name, queries=keep)
+            found[i] = (evaluator.evaluate(run), run.path)
     results = [found[i] for i in range(len(items))]
     check_run_names([(values.run, path) for values, path in results], name_from)
     return [values for values, _ in results]
@@ -240,23 +305,12 @@ def evaluate_runs(
     runs: RunsLike,
     measures: Iterable[str | Measure] | str,
     *,
-    level: int = 1,
-    complete: bool = False,
-    judged_only: bool = False,
     name_from: str = "tag",
     queries: QuerySelection | Iterable[str] | None = None,
+    **options: Unpack[TrecEvalOptions],
 ) -> list[QueryValues]:
     """Per-query values of every run (:func:`evaluate` without the notes)."""
-    return evaluate(
-        qrels,
-        runs,
-        measures,
-        level=level,
-        complete=complete,
-        judged_only=judged_only,
-        name_from=name_from,
-        queries=queries,
-    ).results
+    return evaluate(qrels, runs, measures, name_from=name_from, queries=queries, **options).results
 
 
 def unranked_note(results: list[QueryValues], *, complete: bool) -> str | None:
@@ -297,30 +351,21 @@ def leaderboard(
     runs: RunsLike,
     measures: Iterable[str | Measure] | str,
     *,
-    level: int = 1,
-    complete: bool = False,
-    judged_only: bool = False,
     name_from: str = "tag",
     queries: QuerySelection | Iterable[str] | None = None,
+    **options: Unpack[TrecEvalOptions],
 ) -> Report:
     """Score runs with trec_eval measures; the report is sorted by the first measure.
 
-    ``qrels`` and ``runs`` are paths (runs: files or directories) or loaded objects; the
-    defaults are the CLI's (``-l 1``, no ``-c``, no ``-J``, run names from the run tag).
+    ``qrels`` and ``runs`` are paths (runs: files or directories) or loaded objects; ``options``
+    are trec_eval's (:class:`TrecEvalOptions`: ``level`` -l, ``complete`` -c, ``judged_only``
+    -J, ``max_docs`` -M, ``num_docs`` -N, ``zscores`` -Z), with the CLI's defaults (``-l 1``,
+    none of the others); run names come from the run tag.
 
     >>> report = leaderboard("qrels.txt", ["runs/"], ["nDCG@10", "AP(rel=2)"], level=1)  # doctest: +SKIP
     >>> print(report.to_tsv())  # doctest: +SKIP
     """
-    done = evaluate(
-        qrels,
-        runs,
-        measures,
-        level=level,
-        complete=complete,
-        judged_only=judged_only,
-        name_from=name_from,
-        queries=queries,
-    )
+    done = evaluate(qrels, runs, measures, name_from=name_from, queries=queries, **options)
     return report_from(done.results, notes=done.notes)
 
 
@@ -333,9 +378,6 @@ def leaderboard_output(
     runs: RunsLike,
     measures: list[str],
     *,
-    level: int = 1,
-    complete: bool = False,
-    judged_only: bool = False,
     per_query: bool = False,
     fmt: str = "tsv",
     digits: int = 4,
@@ -343,16 +385,13 @@ def leaderboard_output(
     queries: Queries = None,
     wide: bool = False,
     marks: Marks | None = None,
-    max_docs: int | None = None,
-    num_docs: int | None = None,
-    zscores: ZScores | str | Path | None = None,
+    **options: Unpack[TrecEvalOptions],
 ) -> Rendered:
     """The leaderboard as ``rubric evaluate leaderboard`` writes it, in ``fmt`` (one of
     :data:`FORMATS`; ``trec_eval``: exactly trec_eval's output, run after run, with the ``runid``
     line where trec_eval prints it for these ``measures``), and the notes for stderr. ``wide``
     writes runs x measures (TSV or CSV) with ``marks`` of significance against a baseline
-    (:mod:`rubric.evaluate.wide`); ``max_docs``, ``num_docs`` and ``zscores`` are trec_eval's
-    ``-M``, ``-N`` and ``-Z`` (:func:`evaluate`).
+    (:mod:`rubric.evaluate.wide`); ``options`` are trec_eval's (:class:`TrecEvalOptions`).
 
     Every option is checked before any file is read (``queries`` may be a function that reads
     them, called after the checks).
@@ -369,18 +408,7 @@ def leaderboard_output(
         numbers, relstring = relstring_request(measures)
         relstring = relstring if per_query else None
     done = evaluate(
-        qrels,
-        runs,
-        numbers,
-        level=level,
-        complete=complete,
-        judged_only=judged_only,
-        name_from=name_from,
-        queries=queries,
-        max_docs=max_docs,
-        num_docs=num_docs,
-        zscores=zscores,
-        relstring=relstring,
+        qrels, runs, numbers, name_from=name_from, queries=queries, relstring=relstring, **options
     )
     notes = [*done.notes, f"scored {counted(len(done.results), 'run')}"]
     if fmt == "trec_eval":

@@ -15,10 +15,12 @@ unknown name gets the closest known names as a suggestion. One ``-m`` value may 
 names separated by commas or blanks (``-m "nDCG@10,P@5"``); the commas of trec_eval's parameter
 lists stay with their measure (``P.5,10``).
 
-Whatever trec_eval computes is computed by trec_eval (through pytrec_eval), so values stay exact
-to trec_eval 9.0.8; ir_measures names map onto trec_eval requests as ir_measures' own pytrec_eval
-provider maps them. What trec_eval lacks is computed here on trec_eval's ranking
-(:mod:`rubric.evaluate.ranked_measures`: RR with a cutoff, Judged, ERR; :mod:`rubric.evaluate.alpha_ndcg`).
+Whatever trec_eval computes stays exact to trec_eval 9.0.8: the measures campaigns use at scale
+by :mod:`rubric.evaluate.columnar` (tested value for value against trec_eval's own code), the
+others by trec_eval itself through pytrec_eval; ir_measures names map onto trec_eval requests
+as ir_measures' own pytrec_eval provider maps them. What trec_eval lacks is computed here on
+trec_eval's ranking (:mod:`rubric.evaluate.ranked_measures`: RR with a cutoff, Judged, ERR;
+:mod:`rubric.evaluate.alpha_ndcg`).
 
 Every name and parameter is checked here, before any file is read: trec_eval aborts the whole
 process on a parameter it cannot read (``P.abc``) and silently scores 0 on others

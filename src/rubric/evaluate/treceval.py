@@ -1,9 +1,11 @@
-"""trec_eval 9.0.8 semantics on top of pytrec_eval: per-query values, ``-c``, ``all`` and printing.
+"""trec_eval 9.0.8 semantics: per-query values, ``-c``, ``all`` and printing.
 
-pytrec_eval runs trec_eval's own measure code per query; what trec_eval does around it is
-redone here, exactly: ``-c`` (every qrels query counts, a query the run misses is evaluated
-with an empty ranking), the ``all`` line (sum for counts, geometric mean for ``gm_*`` with
-trec_eval's floor of 1e-5, otherwise the mean summed in query order), and the output format
+The measures campaigns use at scale are computed on whole runs as arrays
+(:mod:`rubric.evaluate.columnar`), the others by trec_eval's own code through pytrec_eval; what
+trec_eval does around them is redone here, exactly: ``-c`` (every qrels query counts, a query
+the run misses is evaluated with an empty ranking), the ``all`` line (sum for counts, geometric
+mean for ``gm_*`` with trec_eval's floor of 1e-5, otherwise the mean summed in query order), and
+the output format
 (``%-22s\\t%s\\t%.4f``, integers for counts, per-query lines without num_q/gm_*/runid).
 
 An :class:`Evaluator` is built once per qrels and evaluates many runs: trec_eval's qrels
@@ -17,11 +19,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from rubric.data.run_columns import RunColumns
 from rubric.data.trec import MAX_GRADE, Qrels, RunScores, ranked
 from rubric.errors import UserError
 from rubric.evaluate.alpha_ndcg import ItemQrels, alpha_ndcg
+from rubric.evaluate.columnar import QrelsColumns, computes, evaluate_columns
 from rubric.evaluate.measures import Measure
-from rubric.evaluate.ranked_measures import evaluate_ranked
 from rubric.evaluate.zscores import ZScores, zscore
 
 GM_FLOOR = 1e-5  # trec_eval's MIN_GEO_MEAN
@@ -104,14 +107,97 @@ def judgeable(qrels: Qrels) -> Qrels:
     }
 
 
-class Evaluator:
-    """trec_eval for one qrels file, many runs.
+@dataclass(frozen=True)
+class TrecEvalSettings:
+    """trec_eval's options that change the values, shared by every evaluator and the API.
 
     ``level`` is ``-l`` (level_for_rel), ``complete`` is ``-c``, ``judged_only`` is ``-J``,
     ``max_docs`` is ``-M`` (each ranking cut to its first documents, in trec_eval's order),
     ``num_docs`` is ``-N`` (documents in the collection: only ``utility``'s fourth coefficient,
     the worth of a non-relevant document left unretrieved, uses it; trec_eval's default is 0),
     ``zscores`` is ``-Z`` (:mod:`rubric.evaluate.zscores`; not with ``complete``).
+    """
+
+    level: int = 1
+    complete: bool = False
+    judged_only: bool = False
+    max_docs: int | None = None
+    num_docs: int | None = None
+    zscores: ZScores | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_docs is not None and self.max_docs < 1:
+            raise UserError(f"max_docs: {self.max_docs} is not a number of documents (trec_eval -M: >= 1)")
+        if self.num_docs is not None and self.num_docs < 0:
+            raise UserError(f"num_docs: {self.num_docs} is not a number of documents (trec_eval -N: >= 0)")
+        if self.zscores is not None and self.complete:
+            raise UserError("zscores: not with complete (trec_eval -Z with -c mixes z-scores and raw values)")
+        level = self.level
+        if isinstance(level, bool) or not isinstance(level, int) or level < 1:
+            raise UserError(f"level: {level!r} is not a relevance level (trec_eval -l: a whole number >= 1)")
+
+
+_Group = tuple[tuple, dict[str, list[str] | None], list[Measure]]  # (level, -J, gains), base -> params
+
+
+def _request_groups(measures: list[Measure], *, level: int, judged_only: bool) -> list[_Group]:
+    """The measures pytrec_eval computes, grouped as trec_eval takes them: one parameter list per
+    measure (P.5 and P.10 are asked as P.10,5, as pytrec_eval's wrapper does); a base asked twice
+    otherwise (ndcg and ndcg.1=3) goes to a second evaluator, and so do measures with a level,
+    ``-J`` or gains of their own."""
+    groups: list[_Group] = []
+    for m in measures:
+        setting = (
+            level if m.level is None else m.level,
+            judged_only if m.judged_only is None else m.judged_only,
+            m.gains,
+        )
+        base, _, params = m.request.partition(".")
+        numeric = _NUMERIC_PARAMS.match(params) if params else None
+        for g_setting, bases, members in groups:
+            if g_setting != setting:
+                continue
+            if base not in bases:
+                bases[base] = params.split(",") if numeric else None
+            elif numeric and bases[base] is not None:
+                bases[base] += [p for p in params.split(",") if p not in bases[base]]
+            elif not (params == "" and bases[base] is None and m.request == base):
+                continue
+            members.append(m)
+            break
+        else:
+            groups.append((setting, {base: params.split(",") if numeric else None}, [m]))
+    return groups
+
+
+def _trec_eval_evaluators(qrels: Qrels, groups: list[_Group]) -> list[tuple[object, list[Measure]]]:
+    """One pytrec_eval evaluator per group (trec_eval parses the qrels for each)."""
+    from pytrec_eval import _RelevanceEvaluator
+
+    out = []
+    for (lvl, judged, gains), bases, members in groups:
+        requests = {m.request for m in members if bases.get(m.request.partition(".")[0]) is None}
+        requests |= {f"{b}.{','.join(ps)}" for b, ps in bases.items() if ps is not None}
+        qrels_here = qrels
+        if gains is not None:  # ir_measures' nDCG(gains={grade: gain}): the qrels mapped first
+            gain = dict(gains)
+            qrels_here = {q: {d: gain.get(r, r) for d, r in ds.items()} for q, ds in qrels.items()}
+        evaluator = _RelevanceEvaluator(
+            query_relevance=judgeable(qrels_here),
+            measures=requests,
+            relevance_level=lvl,
+            judged_docs_only_flag=judged,
+        )
+        out.append((evaluator, members))
+    return out
+
+
+class Evaluator:
+    """trec_eval for one qrels file, many runs.
+
+    ``settings`` are trec_eval's options (:class:`TrecEvalSettings`). The measures campaigns use
+    at scale are computed on the run's columns (:mod:`rubric.evaluate.columnar`), the rest by
+    trec_eval's own code through pytrec_eval, alpha-nDCG by :mod:`rubric.evaluate.alpha_ndcg`.
     Measures with a ``rel=`` level of their own get an evaluator for that level.
     """
 
@@ -119,110 +205,83 @@ class Evaluator:
         self,
         qrels: Qrels,
         measures: list[Measure],
+        settings: TrecEvalSettings | None = None,
         *,
-        level: int = 1,
-        complete: bool = False,
-        judged_only: bool = False,
         items: ItemQrels | None = None,
-        max_docs: int | None = None,
-        num_docs: int | None = None,
-        zscores: ZScores | None = None,
         relstring: tuple[str, int] | None = None,
     ) -> None:
-        from pytrec_eval import _RelevanceEvaluator
-
-        if max_docs is not None and max_docs < 1:
-            raise UserError(f"max_docs: {max_docs} is not a number of documents (trec_eval -M: >= 1)")
-        if num_docs is not None and num_docs < 0:
-            raise UserError(f"num_docs: {num_docs} is not a number of documents (trec_eval -N: >= 0)")
-        if zscores is not None and complete:
-            raise UserError("zscores: not with complete (trec_eval -Z with -c mixes z-scores and raw values)")
-        self.max_docs = max_docs
-        self.num_docs = num_docs
+        self.settings = settings or TrecEvalSettings()
         self.relstring = relstring  # (printed name, length): trec_eval's relstring lines
-        self.zscores = zscores
-
-        if isinstance(level, bool) or not isinstance(level, int) or level < 1:
-            raise UserError(f"level: {level!r} is not a relevance level (trec_eval -l: a whole number >= 1)")
         self.qrels = {q: docs for q, docs in qrels.items() if docs}
         self.measures = measures
-        self.complete = complete
-        self.level = level
         self.items = items
         if items is None and any(m.needs_items for m in measures):
             raise UserError(
                 "{measures}: alpha_nDCG needs per-item qrels (`rubric evaluate qrels --per-item`)", "measures"
             )
-        self.judged_only = judged_only
-        # trec_eval takes one parameter list per measure: P.5 and P.10 are asked as P.10,5 (as
-        # pytrec_eval's wrapper does); a base asked twice otherwise (ndcg and ndcg.1=3) goes to
-        # a second evaluator. Measures with a level, -J or gains of their own get their own.
-        groups: list[tuple[tuple, dict[str, list[str] | None], list[Measure]]] = []  # setting, base->params
-        for m in (m for m in measures if m.by_trec_eval):
-            setting = (
-                level if m.level is None else m.level,
-                judged_only if m.judged_only is None else m.judged_only,
-                m.gains,
-            )
-            base, _, params = m.request.partition(".")
-            numeric = _NUMERIC_PARAMS.match(params) if params else None
-            for g_setting, bases, members in groups:
-                if g_setting != setting:
-                    continue
-                if base not in bases:
-                    bases[base] = params.split(",") if numeric else None
-                elif numeric and bases[base] is not None:
-                    bases[base] += [p for p in params.split(",") if p not in bases[base]]
-                elif not (params == "" and bases[base] is None and m.request == base):
-                    continue
-                members.append(m)
-                break
-            else:
-                groups.append((setting, {base: params.split(",") if numeric else None}, [m]))
-        self._groups = []
-        for (lvl, judged, gains), bases, members in groups:
-            requests = {m.request for m in members if bases.get(m.request.partition(".")[0]) is None}
-            requests |= {f"{b}.{','.join(ps)}" for b, ps in bases.items() if ps is not None}
-            qrels_here = self.qrels
-            if gains is not None:  # ir_measures' nDCG(gains={grade: gain}): the qrels mapped first
-                gain = dict(gains)
-                qrels_here = {q: {d: gain.get(r, r) for d, r in ds.items()} for q, ds in self.qrels.items()}
-            evaluator = _RelevanceEvaluator(
-                query_relevance=judgeable(qrels_here),
-                measures=requests,
-                relevance_level=lvl,
-                judged_docs_only_flag=judged,
-            )
-            self._groups.append((evaluator, members))
-        self._ranked = [m for m in measures if not m.by_trec_eval and not m.needs_items]
+        judgeable(self.qrels)  # a grade trec_eval cannot take is an error here too
+        self._columnar = [m for m in measures if computes(m)]
+        self._qrels_columns = QrelsColumns.of(self.qrels) if self._columnar else None
+        by_trec_eval = [m for m in measures if m.by_trec_eval and not computes(m)]
+        groups = _request_groups(
+            by_trec_eval, level=self.settings.level, judged_only=self.settings.judged_only
+        )
+        self._groups = _trec_eval_evaluators(self.qrels, groups)
 
-    def queries_for(self, run: RunScores) -> list[str]:
+    def queries_for(self, run: RunScores | RunColumns) -> list[str]:
         """The queries trec_eval averages over, in its order (sorted by query id)."""
-        if self.complete:
+        if self.settings.complete:
             return sorted(self.qrels)
-        return sorted(q for q in self.qrels if run.get(q))
+        ranked = set(run.queries) if isinstance(run, RunColumns) else {q for q, docs in run.items() if docs}
+        return sorted(q for q in self.qrels if q in ranked)
 
-    def evaluate(self, run: RunScores, name: str = "run") -> QueryValues:
+    def evaluate(self, run: RunScores | RunColumns, name: str | None = None) -> QueryValues:
         """Per-query values of ``run`` for every measure (only the queries trec_eval counts);
         with ``max_docs`` each ranking is first cut to its first documents (trec_eval -M)."""
-        if self.max_docs is not None:
-            run = {q: dict(ranked(docs)[: self.max_docs]) for q, docs in run.items()}
-        queries = self.queries_for(run)
-        scores: dict[str, Mapping[str, float]] = {q: run.get(q) or {} for q in queries}
+        columns = run if isinstance(run, RunColumns) else RunColumns.from_scores(name or "run", run)
+        queries = self.queries_for(columns)
+        ranked = set(columns.queries)
         result = QueryValues(
-            run=name,
+            run=name or columns.name,
             queries=queries,
-            retrieved={q for q in queries if run.get(q)},
-            unranked=sorted(q for q in self.qrels if not run.get(q)),
+            retrieved={q for q in queries if q in ranked},
+            unranked=sorted(q for q in self.qrels if q not in ranked),
         )
+        settings = self.settings
         if self.relstring is not None:
-            name, length = self.relstring
-            strings = {q: relstring(self.qrels[q], scores[q], length) for q in result.retrieved}
-            result.relstrings = (name, strings)
-        if self.complete:
+            printed, length = self.relstring
+            cut = columns.cut(settings.max_docs).to_scores()
+            strings = {q: relstring(self.qrels[q], cut.get(q) or {}, length) for q in result.retrieved}
+            result.relstrings = (printed, strings)
+        if settings.complete:
             result.complete_num_rel = sum(1 for docs in self.qrels.values() for r in docs.values() if r > 0)
+        if self._qrels_columns is not None:
+            result.values.update(
+                evaluate_columns(
+                    self._qrels_columns,
+                    self._columnar,
+                    columns,
+                    queries,
+                    level=settings.level,
+                    judged_only=settings.judged_only,
+                    max_docs=settings.max_docs,
+                )
+            )
+        if self._groups or any(m.needs_items for m in self.measures):
+            scores = columns.cut(settings.max_docs).to_scores()
+            self._by_dicts(result, {q: scores.get(q) or {} for q in queries})
+        result.values = {m: result.values[m] for m in self.measures}  # the order asked for
+        for m in (m for m in self.measures if m.request.partition(".")[0] == "utility"):
+            self._utility(m, result)
+        if settings.zscores is not None:
+            self._to_zscores(result)
+        return result
+
+    def _by_dicts(self, result: QueryValues, scores: dict[str, dict[str, float]]) -> None:
+        """The measures of trec_eval's long tail (pytrec_eval) and alpha-nDCG, on the run as dicts."""
+        queries = result.queries
         for evaluator, members in self._groups:
-            per_query = evaluator.evaluate(scores) if scores else {}
+            per_query = evaluator.evaluate(scores) if scores else {}  # type: ignore[attr-defined]
             for m in members:
                 column = {}
                 for q in queries:
@@ -231,27 +290,10 @@ class Evaluator:
                         v = 0.0
                     column[q] = math.exp(v) if m.aggregate == "gmean" else v
                 result.values[m] = column
-        if self._ranked:
-            result.values.update(
-                evaluate_ranked(
-                    self._ranked,
-                    self.qrels,
-                    scores,
-                    queries=queries,
-                    level=self.level,
-                    judged_only=self.judged_only,
-                )
-            )
         for m in (m for m in self.measures if m.needs_items):
             assert self.items is not None and m.alpha is not None
-            lvl = self.level if m.level is None else m.level
+            lvl = self.settings.level if m.level is None else m.level
             result.values[m] = alpha_ndcg(self.items, scores, queries, k=m.cutoff, alpha=m.alpha, level=lvl)
-        result.values = {m: result.values[m] for m in self.measures}  # the order asked for
-        for m in (m for m in self.measures if m.request.partition(".")[0] == "utility"):
-            self._utility(m, result)
-        if self.zscores is not None:
-            self._to_zscores(result)
-        return result
 
     def _utility(self, measure: Measure, result: QueryValues) -> None:
         """trec_eval's utility where pytrec_eval's differs: the ``-N`` documents of the collection
@@ -263,20 +305,21 @@ class Evaluator:
         for q in result.queries:
             if q not in result.retrieved:
                 column[q] = 0.0
-            elif self.num_docs:
-                column[q] += fourth * self.num_docs
+            elif self.settings.num_docs:
+                column[q] += fourth * self.settings.num_docs
 
     def _to_zscores(self, result: QueryValues) -> None:
         """trec_eval -Z: every per-query value as a z-score (``gm_*``: of the value's log, as
         trec_eval keeps it); ``num_q`` counts queries and stays."""
-        assert self.zscores is not None
+        zscores = self.settings.zscores
+        assert zscores is not None
         result.zscored = True
         for m, column in result.values.items():
             if m.key == "num_q":
                 continue
             for q, v in column.items():
                 raw = math.log(max(v, GM_FLOOR)) if m.aggregate == "gmean" else v
-                column[q] = zscore(raw, self.zscores.get((q, m.name)))
+                column[q] = zscore(raw, zscores.get((q, m.name)))
 
 
 # --- printing as trec_eval ---------------------------------------------------------------------

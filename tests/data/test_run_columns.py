@@ -1,0 +1,130 @@
+"""The columnar run reader gives what the line reader gives: the same rankings and float32
+scores, the same errors (file:line), on every layout, gzip included."""
+
+from __future__ import annotations
+
+import gzip
+import struct
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rubric.data.run_columns import RunColumns, parse_scores, read_run_columns
+from rubric.data.trec import read_run
+from rubric.errors import UserError
+
+
+def _same(a: RunColumns, b: RunColumns) -> bool:
+    return (
+        a.name == b.name
+        and a.queries == b.queries
+        and np.array_equal(a.offsets, b.offsets)
+        and a.docs.tolist() == b.docs.tolist()
+        and np.array_equal(a.scores, b.scores)
+    )
+
+
+def _both(path, queries=None):
+    lines = read_run(path, queries=queries)
+    return read_run_columns(path, queries=queries), RunColumns.from_scores(lines.name, lines.scores)
+
+
+def _halfway_neighbours() -> list[str]:
+    """Doubles a unit in the last place from points halfway between two float32s, in full."""
+    out = []
+    for f in (1.0, 0.1, 1234.5678, 3.0e-5):
+        single = np.float32(f)
+        upper = np.nextafter(single, np.float32(np.inf))
+        half = (float(single) + float(upper)) / 2
+        for d in (np.nextafter(half, -np.inf), half, np.nextafter(half, np.inf)):
+            out.append(repr(float(d)))
+            out.append(f"{float(d):.17e}")
+    return out
+
+
+SCORE_TEXTS = st.one_of(
+    st.floats(-1e6, 1e6, allow_nan=False).map(repr),
+    st.floats(-1e6, 1e6, allow_nan=False).map(lambda x: f"{x:.6f}"),
+    st.floats(-1e30, 1e30, allow_nan=False).map(lambda x: f"{x:.17g}"),
+    st.floats(-1e30, 1e30, allow_nan=False).map(lambda x: f"{x:e}"),
+    st.sampled_from(
+        ["1", "-0", "0.0", "+3.5", ".5", "5.", "1E3", "2.5e-3", "00012.500", *_halfway_neighbours()]
+    ),
+)
+LAYOUT = st.sampled_from(["plain", "tabs", "double blank", "trailing text", "comment", "crlf", "blank line"])
+
+
+@st.composite
+def run_texts(draw):
+    queries = draw(
+        st.lists(st.sampled_from(["1", "2", "10", "q3", "1037798"]), min_size=1, max_size=4, unique=True)
+    )
+    layout = draw(LAYOUT)
+    lines = []
+    for q in queries:
+        docs = draw(
+            st.lists(
+                st.sampled_from(["d1", "d2", "d10", "a#1", "D2", "z"]), min_size=1, max_size=6, unique=True
+            )
+        )
+        for rank, d in enumerate(docs, start=1):
+            cols = [q, "Q0", d, str(rank), draw(SCORE_TEXTS), "tag1"]
+            sep = {"tabs": "\t", "double blank": "  "}.get(layout, " ")
+            line = sep.join(cols) + (" extra words" if layout == "trailing text" else "")
+            lines.append(line)
+    if layout == "comment":
+        lines.insert(0, "# a comment")
+    if layout == "blank line":
+        lines.insert(1, "")
+    end = "\r\n" if layout == "crlf" else "\n"
+    return end.join(lines) + end
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=run_texts(), gz=st.booleans(), keep=st.sampled_from([None, frozenset({"1", "q3"})]))
+def test_columns_equal_the_line_reader(tmp_path, text, gz, keep):
+    path = tmp_path / ("run.gz" if gz else "run.txt")
+    path.write_bytes(gzip.compress(text.encode()) if gz else text.encode())
+    ours, theirs = _both(path, keep)
+    assert _same(ours, theirs)
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("1 Q0 d2 2 0.5", "a run line has 6 columns"),
+        ("1 Q0 d2 2 abc run", "score must be a number"),
+        ("1 Q0 d2 2 nan run", "finite number"),
+        ("1 Q0 d2 2 1e39 run", "finite number"),
+        ("1 Q0 d1 2 0.5 run", "document d1 appears twice for query 1"),
+    ],
+)
+def test_a_bad_line_is_the_line_reader_s_error_with_its_line(tmp_path, line, message):
+    path = tmp_path / "run.txt"
+    path.write_text(f"1 Q0 d1 1 1.0 run\n{line}\n")
+    with pytest.raises(UserError, match=message) as ours:
+        read_run_columns(path)
+    with pytest.raises(UserError) as theirs:
+        read_run(path)
+    assert str(ours.value) == str(theirs.value)
+    assert f"{path}:2" in str(ours.value)
+
+
+def test_scores_round_as_c_does_near_float32_halfway_points():
+    texts = _halfway_neighbours()
+    width = max(map(len, texts))
+    window = np.zeros((len(texts), width), np.uint8)
+    for i, t in enumerate(texts):
+        window[i, : len(t)] = np.frombuffer(t.encode(), np.uint8)
+    got = parse_scores(window, np.array([len(t) for t in texts]))
+    expected = [struct.unpack("f", struct.pack("f", float(t)))[0] for t in texts]
+    assert got is not None and got.tolist() == expected
+
+
+def test_ties_rank_by_document_id_descending_and_minus_zero_is_zero(tmp_path):
+    path = tmp_path / "run.txt"
+    path.write_text("1 Q0 a 1 -0 r\n1 Q0 c 2 0.0 r\n1 Q0 b 3 0.1 r\n1 Q0 d 4 0.100000001 r\n")
+    run = read_run_columns(path)
+    assert run.docs.tolist() == [b"d", b"b", b"c", b"a"]  # 0.1 and 0.100000001 are one float32
