@@ -140,6 +140,16 @@ def check_model_fits(name: str, model: str) -> None:
         )
 
 
+def check_model(name: str, model: str) -> None:
+    """The model checks a command makes with its options: a model made for another backend first
+    (that is the user's mistake, whatever is installed), then a packaged model whose weights
+    package is not installed (the pip command)."""
+    from rubric.llm.packaged import check_installed
+
+    check_model_fits(name, model)
+    check_installed(model)
+
+
 def make_backend(name: str, model: str, **options: Any) -> Any:
     """Construct backend ``name`` for ``model`` following the contract above."""
     cls = backend_class(name)
