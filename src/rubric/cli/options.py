@@ -59,14 +59,6 @@ def selection(query: list[str] | None, queries: Path | None):
     return QuerySelection.from_options(query, queries)
 
 
-def note_absent(ids: list[str], where: str, consequence: str = "") -> None:
-    """Say on stderr which queries an input lacks (nothing when none is missing)."""
-    from rubric.data.query_selection import absent_note
-
-    if line := absent_note(ids, where, consequence):
-        info(line)
-
-
 ReportPath = Annotated[
     Path | None,
     WRITES,

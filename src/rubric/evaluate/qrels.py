@@ -85,7 +85,7 @@ def build_qrels(
     (``--label max``: the best item grade). ``queries`` keeps only these query ids
     (``absent`` lists the selected ids the file lacks). ``prefer``: item grades of this prompt
     class (of the same prompt type) win over the selected ones where they exist (several such
-    records: their lower median, see :func:`~rubric.data.labels.preferred_grades`); a
+    records: their lower median, see :func:`~rubric.data.labels.merge_preferred`); a
     passage graded only by them is labelled from them alone. ``facets`` (``{}`` or the bank's,
     see :mod:`rubric.evaluate.facets`) writes one line per (query facet, passage) instead.
 

@@ -131,12 +131,6 @@ class GradeJob:
         model = self.model or default_model(self.backend)  # checked with the options (__post_init__)
         return Loaded(prompts, answer_prompts, items, texts, backend, model)
 
-    def passages_of(self, shard: str | None) -> Iterator[QueryWithFullParagraphList]:
-        """The queries of the passages file (of one shard) to grade, read one line at a time."""
-        for q in self.to_output(shard):
-            if not isinstance(q, Kept):
-                yield q
-
     def to_output(self, shard: str | None) -> Iterator[QueryWithFullParagraphList | Kept]:
         """What goes into the output, in file order: the queries to grade, and with
         ``keep_unselected`` the others as :class:`~rubric.grading.runner.Kept`."""
