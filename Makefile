@@ -46,6 +46,7 @@ lint: venv
 	$(BIN)/ruff format --check src tests benchmarks .ci
 	$(BIN)/mypy
 	$(BIN)/vulture
+	$(BIN)/python -m rubric.cli.docs --check
 
 # The package as a user installs it: wheel and sdist built, the wheel alone in a fresh venv
 # (core commands, and the one-line install hints of the commands that need an extra), then the
