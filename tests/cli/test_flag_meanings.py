@@ -129,6 +129,8 @@ def _family(option) -> str:
     kind = option.type_descriptor.annotation
     if typing.get_origin(kind) is list:
         kind = typing.get_args(kind)[0]
+    if typing.get_origin(kind) is typing.Literal:  # a fixed choice of words (rubric.cli.choices)
+        return "text"
     return {Path: "file", str: "text", int: "whole number", float: "number", bool: "on/off"}[kind]
 
 

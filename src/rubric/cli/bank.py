@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from rubric.cli import choices
 from rubric.cli import options as opt
 from rubric.cli.common import OptionalOutputPath, OutputPath, info, phase_app, updates_in_place
 
@@ -20,8 +21,10 @@ def generate(
     queries: Path = typer.Option(
         ..., "--topics", help="Query texts (topics): JSON {qid: text}, TSV or JSONL."
     ),
-    kind: str = typer.Option("questions", "--kind", help="What to generate: questions or nuggets."),
-    style: str = typer.Option(
+    kind: choices.BankKind = typer.Option(
+        "questions", "--kind", help="What to generate: questions or nuggets."
+    ),
+    style: choices.BankStyle = typer.Option(
         "dl", "--style", help="dl: break the query into items; car: query title + subtopics from --facets."
     ),
     facets: Path = typer.Option(
@@ -126,14 +129,16 @@ def nuggetize(
 @app.command("import")
 def import_(
     source: Path = typer.Argument(..., help="File to import (see --format)."),
-    fmt: str = typer.Option(
+    fmt: choices.ImportFormat = typer.Option(
         "list",
         "--format",
         help="list: TSV qid<TAB>text[<TAB>gold1|gold2 or importance], JSON {qid: [...]} or a JSON list "
         "of records (a genq file is recognised); tqa: TQA lessons JSON (questions with answer keys); genq: "
         "the original workbench's {query: {facet: {title, facet, questions}}} question sets.",
     ),
-    kind: str = typer.Option("questions", "--kind", help="questions or nuggets (tqa is always questions)."),
+    kind: choices.BankKind = typer.Option(
+        "questions", "--kind", help="questions or nuggets (tqa is always questions)."
+    ),
     queries: Path = typer.Option(
         None, "--topics", help="Query texts to record in the banks. [default: none]"
     ),
@@ -188,7 +193,9 @@ def edit(
     rewrite: list[str] = typer.Option(
         None, "--rewrite", help="ITEM_ID=TEXT: new text; the id follows it, info.previous_id keeps the old."
     ),
-    kind: str = typer.Option(None, "--kind", help="questions or nuggets, for --add to an empty bank."),
+    kind: choices.BankKind | None = typer.Option(
+        None, "--kind", help="questions or nuggets, for --add to an empty bank."
+    ),
     queries: Path = typer.Option(None, "--topics", help="Query texts for queries new to the bank."),
     output: OptionalOutputPath = typer.Option(
         None, "--output", "-o", help="Where to write. [default: replace BANK]"

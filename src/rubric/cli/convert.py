@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from rubric.cli import choices
 from rubric.cli import options as opt
 from rubric.cli.common import OptionalOutputPath, OutputPath, info, phase_app
 from rubric.data.table import counted
@@ -40,7 +41,7 @@ def runs_command(
         help="Judgments (TREC qrels, or irds:ID): every judged passage is pooled with its relevance.",
     ),
     top_k: int = typer.Option(20, "--top-k", "-k", min=0, help="Pool depth per run and query."),
-    name_from: str = typer.Option(
+    name_from: choices.NameFrom = typer.Option(
         "tag", "--name-from", help="Run name: 'tag' (column 6) or 'file' (file name without input./.gz)."
     ),
     allow_missing: bool = typer.Option(
@@ -102,7 +103,9 @@ def rag_command(
 def queries_command(
     source: Path = typer.Argument(..., help="Queries: JSON {qid: text}, TREC topics TSV, or JSONL."),
     output: OutputPath = typer.Option(..., "--output", "-o", help="File to write."),
-    fmt: str = typer.Option("json", "--format", "-f", help="Output format: json, tsv or jsonl."),
+    fmt: choices.QueriesFormat = typer.Option(
+        "json", "--format", "-f", help="Output format: json, tsv or jsonl."
+    ),
 ) -> None:
     """Convert queries between JSON {qid: text}, TSV (qid<TAB>text) and JSONL {qid, query}.
 

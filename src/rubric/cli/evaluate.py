@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from rubric.cli import choices
 from rubric.cli import options as opt
 from rubric.cli.common import OptionalOutputPath, OutputPath, emit, info, phase_app
 from rubric.cli.meta import meta_command
@@ -164,14 +165,14 @@ def learn_command(
         help="Human qrels to learn from (default: the judgments in GRADED); only passages with a "
         "human label are trained on, every passage is labelled.",
     ),
-    features: str = typer.Option(
+    features: choices.FeatureSet = typer.Option(
         "all",
         "--features",
         help="Grades to learn from, the original's feature sets: all, questions "
         "(QuestionSelfRatedUnanswerablePromptWithChoices), nuggets (NuggetSelfRatedPrompt), direct "
         "(FagB, FagB_few, HELM, Sun, Sun_few, Thomas).",
     ),
-    classifier: str = typer.Option(
+    classifier: choices.Classifier = typer.Option(
         "extra-trees", "--classifier", help="extra-trees or random-forest (the original's settings)."
     ),
     folds: int = typer.Option(5, "--folds", min=2, help="Cross-validation folds of topics."),
@@ -230,7 +231,7 @@ def leaderboard_command(
         False, "--judged-only", "-J", help="trec_eval -J: drop unjudged documents."
     ),
     per_query: bool = typer.Option(False, "--per-query", "-q", help="Also per-query values (trec_eval -q)."),
-    fmt: str = typer.Option(
+    fmt: choices.LeaderboardFormat = typer.Option(
         "tsv",
         "--format",
         "-f",
@@ -357,7 +358,7 @@ def cover_command(
     per_query: bool = typer.Option(
         False, "--per-query", "-q", help="TSV: run, measure, query, value (and 'all'), as leaderboard -q."
     ),
-    fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, json or latex."),
+    fmt: choices.ReportFormat = typer.Option("tsv", "--format", "-f", help="tsv, json or latex."),
     output: opt.ReportPath = None,
     subset: opt.QueryOptions = ...,
 ) -> None:
@@ -430,7 +431,7 @@ def correlate_command(
     queries: Path | None = typer.Option(
         None, "--queries", help="--sweep: only the queries of this file (as for `leaderboard`)."
     ),
-    name_from: str = typer.Option(
+    name_from: choices.NameFrom = typer.Option(
         "tag", "--name-from", help="--sweep: run name from 'tag' (column 6) or 'file' (its name)."
     ),
 ) -> None:
@@ -476,8 +477,8 @@ def compare_command(
     measures: list[str] = typer.Option(
         ..., "--measure", "-m", help="Measure(s), as in `leaderboard` (repeatable, or comma-separated)."
     ),
-    test: str = typer.Option("t", "--test", help="t (paired t-test), randomization or bootstrap."),
-    correction: str = typer.Option(
+    test: choices.Test = typer.Option("t", "--test", help="t (paired t-test), randomization or bootstrap."),
+    correction: choices.Correction = typer.Option(
         "holm", "--correction", help="holm, bonferroni or none, over all pairs and measures."
     ),
     baseline: str | None = typer.Option(
@@ -576,14 +577,16 @@ def estimate_command(
         "1 - (1 - confidence) / pairs each), so that every 'resolved' holds together. [default: "
         "each pair's interval on its own, as the output says]",
     ),
-    mode: str = typer.Option(
+    mode: choices.EstimateMode = typer.Option(
         "finite",
         "--mode",
         help="finite (Student t, finite-population correction: the judged topics are a sample of "
         "these topics) or ppi_py (normal quantile, no correction, unjudged topics as the unlabelled "
         "set: the reference implementation's numbers).",
     ),
-    fmt: str = typer.Option("tsv", "--format", "-f", help="tsv (estimates, then pairs), json or latex."),
+    fmt: choices.ReportFormat = typer.Option(
+        "tsv", "--format", "-f", help="tsv (estimates, then pairs), json or latex."
+    ),
     digits: int = typer.Option(4, "--digits", min=0, max=17, help="Decimals in tsv."),
     name_from: opt.NameFrom = "tag",
     output: opt.ReportPath = None,

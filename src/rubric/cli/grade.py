@@ -13,6 +13,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
+from rubric.cli import choices
 from rubric.cli import options as opt
 from rubric.cli.common import OutputPath, info, phase_app, updates_in_place
 from rubric.cli.rag_nuggets import assign_command
@@ -95,7 +96,7 @@ def import_command(
     graded: Path = typer.Argument(..., help="Graded (or pooled) passages file (.jsonl or .jsonl.gz)."),
     qrels: opt.QrelsFile = ...,
     output: OutputPath = typer.Option(..., "--output", "-o", help="Graded passages file to write."),
-    as_: str = typer.Option(
+    as_: choices.GradesAs = typer.Option(
         "grades",
         "--as",
         help="grades: a direct grade per judged passage (llm 'imported'); judgments: the passage's "

@@ -40,6 +40,7 @@ app = phase_app(
     "(RUBRIC / EXAM++ / AutoNuggetizer).\n\n"
     "Phases: convert -> bank -> grade -> verify / evaluate. Files are gzip JSON lines.",
     name="rubric",
+    add_completion=True,  # --install-completion / --show-completion: options and their choices
 )
 
 
@@ -84,7 +85,8 @@ def _command_line_error(e: typer.TyperException) -> None:
     if type(e).__name__ == "NoArgsIsHelpError":  # `rubric evaluate`
         e.show()  # type: ignore[attr-defined]
         sys.exit(UserError.exit_code)
-    print(f"rubric: error: {e.format_message()}", file=sys.stderr)
+    # a refused choice reads "Value error, 'xml' is not one of ...": the prefix says nothing
+    print(f"rubric: error: {e.format_message().replace('Value error, ', '')}", file=sys.stderr)
     ctx = getattr(e, "ctx", None)
     if ctx is not None:
         print(f"Try '{ctx.command_path} -h' for help.", file=sys.stderr)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import typer
 
+from rubric.cli import choices
 from rubric.cli import options as opt
 from rubric.cli.common import OptionalOutputPath, emit, info
 from rubric.errors import UserError
@@ -57,7 +58,7 @@ def meta_command(
     ),
     seed: int = typer.Option(42, "--seed", help="Seed of the bootstrap."),
     confidence: float = typer.Option(0.95, "--confidence", help="Coverage of the bootstrap intervals."),
-    fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, json or latex (booktabs)."),
+    fmt: choices.ReportFormat = typer.Option("tsv", "--format", "-f", help="tsv, json or latex (booktabs)."),
     output: opt.ReportPath = None,
     per_topic: OptionalOutputPath = typer.Option(
         None,

@@ -25,6 +25,7 @@ from typing import Annotated, Any
 
 import typer
 
+from rubric.cli import choices
 from rubric.cli.common import WRITES, info
 from rubric.grading.settings import GradeSettings
 from rubric.llm.registry import backends_help
@@ -194,7 +195,7 @@ class LocalOptions(LocalSettings):
         str, _opt("--device", help="cpu, cuda, cuda:N or auto (cuda when available). Default: auto.")
     ] = "auto"
     dtype: Annotated[
-        str,
+        choices.Dtype,
         _opt("--dtype", help="float32, bfloat16, float16 or auto (bf16 on GPU, fp32 on CPU). Default: auto."),
     ] = "auto"
     batch_size: Annotated[
@@ -240,7 +241,7 @@ class LocalOptions(LocalSettings):
         int, _opt("--num-beams", help="1 = greedy (default); 5 = the original tool's beam search (slower).")
     ] = 1
     attention: Annotated[
-        str,
+        choices.Attention,
         _opt(
             "--attention",
             help="Attention of local models: eager (transformers' own), sdpa, flex (T5: the relative "
@@ -259,7 +260,7 @@ class LocalOptions(LocalSettings):
         ),
     ] = False
     compute_type: Annotated[
-        str,
+        choices.ComputeType,
         _opt(
             "--compute-type",
             help="Arithmetic of the ct2 backends: float32, int8, int8_float16, float16 or auto (float32 "
@@ -488,7 +489,9 @@ class GradedOptions:
 class RowTables:
     """How a report of row tables is written: ``--format`` (checked at once) and ``-o``."""
 
-    fmt: Annotated[str, typer.Option("--format", "-f", help="tsv, csv or md (Markdown).")] = "tsv"
+    fmt: Annotated[choices.TableFormat, typer.Option("--format", "-f", help="tsv, csv or md (Markdown).")] = (
+        "tsv"
+    )
     output: ReportPath = None
 
     def __post_init__(self) -> None:
@@ -528,7 +531,9 @@ QrelsFile = Annotated[
 Level = Annotated[
     int, typer.Option("--level", "-l", min=1, help="trec_eval -l: grades >= this are relevant.")
 ]
-NameFrom = Annotated[str, typer.Option("--name-from", help="Run name: 'tag' (column 6) or 'file'.")]
+NameFrom = Annotated[
+    choices.NameFrom, typer.Option("--name-from", help="Run name: 'tag' (column 6) or 'file'.")
+]
 Label = Annotated[
     str,
     typer.Option(

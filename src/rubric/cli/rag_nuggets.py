@@ -10,6 +10,7 @@ from pathlib import Path
 
 import typer
 
+from rubric.cli import choices
 from rubric.cli import options as opt
 from rubric.cli.common import OptionalOutputPath, OutputPath, emit, info
 
@@ -73,7 +74,9 @@ def nuggets_command(
     output: OptionalOutputPath = typer.Option(
         None, "--output", "-o", help="Also write the per-(run, query) scores here (TSV)."
     ),
-    fmt: str = typer.Option("tsv", "--format", help="Leaderboard format on stdout: tsv, json or latex."),
+    fmt: choices.ReportFormat = typer.Option(
+        "tsv", "--format", help="Leaderboard format on stdout: tsv, json or latex."
+    ),
     subset: opt.QueryOptions = ...,
 ) -> None:
     """Nugget scores per run: V_strict, V_partial, A_strict, A_partial (mean over queries, stderr).

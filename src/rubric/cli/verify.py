@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from rubric.cli import choices
 from rubric.cli import options as opt
 from rubric.cli.common import OptionalOutputPath, OutputPath, info, phase_app
 from rubric.data.table import emit_tables
@@ -218,7 +219,7 @@ def agreement_command(
         help="Compare cell by cell the selected LLM grades with the HumanReview grades of `rubric verify "
         "apply`: kappa of the LLM against each reviewer and between reviewers, on the cells both graded.",
     ),
-    fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, md or latex (booktabs)."),
+    fmt: choices.AgreementFormat = typer.Option("tsv", "--format", "-f", help="tsv, md or latex (booktabs)."),
     output: opt.ReportPath = None,
     subset: opt.QueryOptions = ...,
 ) -> None:
