@@ -32,7 +32,7 @@ from rubric.llm.registry import backends_help
 from rubric.llm.settings import ApiSettings, ChatSettings, LocalSettings
 
 if typing.TYPE_CHECKING:
-    from rubric.llm.outcome import Outcome
+    from rubric.outcome import Outcome
 
 # --- query subsets ------------------------------------------------------------------------------
 # No short names: ``-q`` already means other things in some commands (``--per-query``).
@@ -462,7 +462,7 @@ class KindOptions:
     prompt_type: PromptType = None
 
     def grade_filter(self) -> Any:
-        from rubric.data.select import GradeFilter
+        from rubric.data.grade_filter import GradeFilter
 
         return GradeFilter(self.prompt_class, self.llm, self.prompt_type)
 

@@ -54,7 +54,7 @@ def grading_command(
     Example: rubric verify grading graded.jsonl.gz --rating-prompt NuggetSelfRatedPrompt
     --answer-prompt NuggetExtractionPrompt --format md -o grading.md
     """
-    from rubric.verify.grading import grading_report
+    from rubric.verify.graded_answers import grading_report
 
     texts = _texts(bank)
     grading_report(graded.selection(), texts, width, fmt=table.fmt, output=table.output, answer=answer_prompt)

@@ -26,11 +26,11 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
+from rubric.data.grade_filter import DIRECT, ITEM_TYPES, GradeFilter, GradeKind, resolve_kind
 from rubric.data.grade_table import GradedLike, open_graded
 from rubric.data.graded import QueryRecord
 from rubric.data.models import TestBank
 from rubric.data.query_selection import Queries, QuerySelection, absent_note
-from rubric.data.select import DIRECT, ITEM_TYPES, GradeFilter, GradeKind, resolve_kind
 from rubric.data.table import check_format
 from rubric.errors import UserError
 from rubric.evaluate.report import FORMATS, Rendered, Report, Score

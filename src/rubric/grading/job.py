@@ -266,7 +266,7 @@ def run_shard(
 
 
 def _bar(total: int | None) -> Any:
-    """Progress in pairs on stderr (:func:`rubric.llm.progress.progress`); the summary line follows."""
-    from rubric.llm.progress import progress
+    """Progress in pairs on stderr (:func:`rubric.progress.progress`); the summary line follows."""
+    from rubric.progress import progress
 
     return progress(total, "grading", "pair")
