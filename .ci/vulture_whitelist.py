@@ -36,7 +36,8 @@ _.tie_word_embeddings
 _.hf_quantizer
 # a public report's property (rubric.evaluate.meta.MetaReport) for library users
 _.topics_used
-# pytest: module markers, and a fixture used only for its effect
+# pytest: hooks, module markers, and a fixture used only for its effect
+pytest_collection_modifyitems
 pytestmark
 sigint_raises
 # tests: attributes the interpreter, http.server, html.parser and tokenizers read
