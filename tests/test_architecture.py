@@ -18,13 +18,26 @@ DOC = ROOT / "docs" / "ARCHITECTURE.md"
 
 
 def package_table() -> dict[str, str]:
-    """The rows of the package table: first cell (`data/`, `api.py`, ...) -> the rest of the row."""
+    """The package table and the packages' sections: first cell (`data/`, `api.py`, ...) -> the rest
+    of the row, and for a package its section (``### `data/` ``, up to the next heading)."""
+    text = DOC.read_text(encoding="utf-8")
     rows = {}
-    for line in DOC.read_text(encoding="utf-8").splitlines():
+    for line in text.splitlines():
         m = re.match(r"\| `([^`]+)` \|(.*)\|$", line)
         if m:
             rows[m.group(1)] = m.group(2)
+    for m in re.finditer(r"^### `([^`]+/)`\n(.*?)(?=^#)", text, re.MULTILINE | re.DOTALL):
+        rows[m.group(1)] = rows.get(m.group(1), "") + m.group(2)
     return rows
+
+
+def test_the_table_cells_are_short_and_every_package_has_its_section():
+    text = DOC.read_text(encoding="utf-8")
+    cells = re.findall(r"^\| `([^`]+)` \|(.*)\|$", text, re.MULTILINE)
+    assert len(cells) > 10
+    assert [name for name, cell in cells if len(cell) > 160] == []
+    packages = [name for name, _ in cells if name.endswith("/")]
+    assert [p for p in packages if f"\n### `{p}`\n" not in text] == []
 
 
 def missing_from(rows: dict[str, str], module: Path) -> str | None:
