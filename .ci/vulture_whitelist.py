@@ -54,3 +54,7 @@ _.decoder
 _.model_input_names
 _.cls_token
 _.sep_token
+# tests: generation settings and a class swap that transformers reads (tests/llm/test_hf_backends.py)
+_.repetition_penalty
+_.suppress_tokens
+_.__class__
