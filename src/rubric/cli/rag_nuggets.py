@@ -133,7 +133,8 @@ def support_command(
     ] = "TREC24Support",
     prompt_file: opt.PromptFiles = None,
     fmt: Annotated[
-        str, typer.Option("--format", help="Leaderboard format on stdout: tsv, json or latex.")
+        choices.ReportFormat,
+        typer.Option("--format", help="Leaderboard format on stdout: tsv, json or latex."),
     ] = "tsv",
     llm: opt.ChatOptions = ...,
 ) -> None:
