@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
@@ -52,9 +52,9 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: bool = typer.Option(
-        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
-    ),
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
 ) -> None:
     """Evaluate retrieval, generation and RAG systems with LLM-graded rubrics."""
 

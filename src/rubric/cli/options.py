@@ -1,8 +1,9 @@
 """The options several commands share, each defined once as a ``typing.Annotated`` type.
 
-A command declares ``output: OutputPath = typer.Option(...)`` (the output guard finds what a
-command writes by this type), ``query: QueryIds = None`` and so on. Sets of options that travel
-together are dataclasses of such types: a command takes ``llm: ChatOptions`` and
+A command declares ``output: Annotated[OutputPath, typer.Option("--output", ...)]`` (the output
+guard finds what a command writes by this type), ``query: QueryIds = None`` and so on; every
+option is ``name: Annotated[type, typer.Option(...)] = default``, as Typer documents it. Sets of
+options that travel together are dataclasses of such types: a command takes ``llm: ChatOptions`` and
 :func:`option_groups` gives Typer the dataclass's fields as options and the command the object,
 so the thirteen options of the OpenAI-compatible backend are written here only. The option
 dataclasses subclass the library's settings (:mod:`rubric.llm.settings`,
