@@ -83,11 +83,16 @@ class GradeJob:
 
     def __post_init__(self) -> None:
         """Option ranges fail when the job is made, before any file is read or model loaded."""
-        from rubric.llm.registry import check_backend, check_backend_options, check_model, default_model
+        from rubric.llm.registry import (
+            check_backend,
+            check_backend_options,
+            check_installed_model,
+            default_model,
+        )
 
         check_backend_options(self.backend_options, self.backend)
         check_backend(self.backend)  # an unknown backend, or one whose extra is not installed
-        check_model(self.backend, self.model or default_model(self.backend))  # wrong backend, not installed
+        check_installed_model(self.backend, self.model or default_model(self.backend))
         at_least("checkpoint_pairs", self.checkpoint_pairs, 1)
 
     @property
@@ -104,7 +109,7 @@ class GradeJob:
         model loads."""
         from rubric.data.jsonl import read_banks
         from rubric.llm.base import PairGrader, ScaleGrader
-        from rubric.llm.registry import backend_class, default_model
+        from rubric.llm.registry import backend_class, check_model_fits, default_model
 
         if (self.bank is None) == (self.queries is None):
             raise ValueError("a GradeJob needs a bank (exam grading) or queries (direct grading), not both")
@@ -128,7 +133,8 @@ class GradeJob:
             pair_backend=pairs_only,
             pair_scales=issubclass(backend, ScaleGrader),
         )
-        model = self.model or default_model(self.backend)  # checked with the options (__post_init__)
+        model = self.model or default_model(self.backend)
+        check_model_fits(self.backend, model)
         return Loaded(prompts, answer_prompts, items, texts, backend, model)
 
     def to_output(self, shard: str | None) -> Iterator[QueryWithFullParagraphList | Kept]:

@@ -140,14 +140,18 @@ def check_model_fits(name: str, model: str) -> None:
         )
 
 
-def check_model(name: str, model: str) -> None:
-    """The model checks a command makes with its options: a model made for another backend first
-    (that is the user's mistake, whatever is installed), then a packaged model whose weights
-    package is not installed (the pip command)."""
+def check_installed_model(name: str, model: str) -> None:
+    """A packaged model whose weights package is not installed is an error naming the pip command
+    (checked with the options); but when the model is made for another backend than ``name``,
+    that mistake is named instead, as it is where the package is installed (the fit is otherwise
+    checked once the prompts are, :func:`check_model_fits`)."""
     from rubric.llm.packaged import check_installed
 
-    check_model_fits(name, model)
-    check_installed(model)
+    try:
+        check_installed(model)
+    except UserError:
+        check_model_fits(name, model)
+        raise
 
 
 def make_backend(name: str, model: str, **options: Any) -> Any:
