@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from helpers import TINY, graded_fixture
-from helpers.cli import assert_no_traceback, cli_env, run_cli
+from helpers.cli import assert_no_traceback, cli_env, run_cli, run_cli_subprocess
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tiny"
 
@@ -35,6 +35,14 @@ def rubric(
     """``rubric ARGS`` in this process with bytes in and out (``input`` or an open ``stdin``);
     the stderr of every call is checked for a traceback."""
     return run_cli(*args, stdin=stdin, input=input, cwd=cwd, text=False)
+
+
+def rubric_subprocess(
+    *args: object, stdin=None, input: bytes | None = None, cwd: Path | None = None, timeout: float = 300
+):
+    """``python -m rubric ARGS`` as a child process, for what only a process shows: output to
+    ``/dev/fd/1``, pipes, signals."""
+    return run_cli_subprocess(*args, stdin=stdin, input=input, cwd=cwd, text=False, timeout=timeout)
 
 
 def bash(script: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
