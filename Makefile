@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 export OMP_NUM_THREADS ?= 1
 export HF_HUB_OFFLINE ?= 1
 
-.PHONY: test test-fast lint venv demo package-check test-lowest
+.PHONY: test test-fast durations lint venv demo package-check test-lowest
 
 venv: $(VENV)/.installed
 
@@ -26,12 +26,19 @@ $(VENV)/.installed: pyproject.toml
 TEST_WORKERS ?= auto
 PYTEST := $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal
 
+# --durations=25: the run's log says where its time went (CI keeps it).
 test: venv
-	$(PYTEST)
+	$(PYTEST) --durations=25
 
-# The quick loop while working: no test marked slow, no validation on real data.
+# The quick loop while working: no test marked slow, no validation on real data. A test is slow
+# when marked so, or when tests/durations.tsv measured it at 5 s or more (tests/helpers/tiers.py).
 test-fast: venv
-	$(PYTEST) -m "not slow" --ignore=tests/validation
+	$(PYTEST) -m "not slow" --ignore=tests/validation --durations=10
+
+# tests/durations.tsv again, from one whole-suite run (about the time of `make test`).
+durations: venv
+	-$(PYTEST) --durations=0 --durations-min=1 >.durations.log
+	$(BIN)/python .ci/durations.py <.durations.log
 
 # The walkthrough on the bundled example (examples/tiny), offline, with the packaged models.
 # The LLM grading step uses every CPU core (DEMO_THREADS); `QUERIES=1 make demo` is a quicker look.
@@ -45,6 +52,8 @@ lint: venv
 	$(BIN)/ruff check src tests benchmarks .ci
 	$(BIN)/ruff format --check src tests benchmarks .ci
 	$(BIN)/mypy
+	$(BIN)/vulture
+	$(BIN)/python -m rubric.cli.docs --check
 
 # The package as a user installs it: wheel and sdist built, the wheel alone in a fresh venv
 # (core commands, and the one-line install hints of the commands that need an extra), then the

@@ -166,3 +166,13 @@ def openai_server():
 
     with serve() as server:
         yield server
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests measured at SLOW_SECONDS or more (tests/durations.tsv) are marked slow."""
+    from helpers.tiers import read_durations, slow_ids
+
+    slow = slow_ids(read_durations())
+    for item in items:
+        if item.nodeid in slow and item.get_closest_marker("slow") is None:
+            item.add_marker(pytest.mark.slow)

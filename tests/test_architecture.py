@@ -8,6 +8,7 @@ where it went.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import re
 from pathlib import Path
 
@@ -17,13 +18,26 @@ DOC = ROOT / "docs" / "ARCHITECTURE.md"
 
 
 def package_table() -> dict[str, str]:
-    """The rows of the package table: first cell (`data/`, `api.py`, ...) -> the rest of the row."""
+    """The package table and the packages' sections: first cell (`data/`, `api.py`, ...) -> the rest
+    of the row, and for a package its section (``### `data/` ``, up to the next heading)."""
+    text = DOC.read_text(encoding="utf-8")
     rows = {}
-    for line in DOC.read_text(encoding="utf-8").splitlines():
+    for line in text.splitlines():
         m = re.match(r"\| `([^`]+)` \|(.*)\|$", line)
         if m:
             rows[m.group(1)] = m.group(2)
+    for m in re.finditer(r"^### `([^`]+/)`\n(.*?)(?=^#)", text, re.MULTILINE | re.DOTALL):
+        rows[m.group(1)] = rows.get(m.group(1), "") + m.group(2)
     return rows
+
+
+def test_the_table_cells_are_short_and_every_package_has_its_section():
+    text = DOC.read_text(encoding="utf-8")
+    cells = re.findall(r"^\| `([^`]+)` \|(.*)\|$", text, re.MULTILINE)
+    assert len(cells) > 10
+    assert [name for name, cell in cells if len(cell) > 160] == []
+    packages = [name for name, _ in cells if name.endswith("/")]
+    assert [p for p in packages if f"\n### `{p}`\n" not in text] == []
 
 
 def missing_from(rows: dict[str, str], module: Path) -> str | None:
@@ -95,3 +109,22 @@ def test_every_name_and_path_it_mentions_exists():
         if not (ROOT / p).exists() and not (ROOT / "src" / p).exists() and p != "rubric/prompts"
     ]
     assert not absent, f"paths in docs/ARCHITECTURE.md that do not exist: {absent}"
+
+
+def test_the_floors_drawn_are_the_floors_enforced():
+    """The drawing under "The floors" is tests/test_imports.py's LAYERS, top floor first."""
+    spec = importlib.util.spec_from_file_location("layers", ROOT / "tests" / "test_imports.py")
+    assert spec is not None and spec.loader is not None
+    layers = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(layers)
+    text = DOC.read_text(encoding="utf-8").split("## The floors", 1)[1]
+    drawing = text.split("```text\n", 1)[1].split("```", 1)[0]
+    floors = [tuple(line.split("  ")[0].strip().split(" | ")) for line in drawing.splitlines()]
+    assert floors == list(reversed(layers.LAYERS))
+
+
+def test_the_extras_row_names_every_extra():
+    from rubric.extras import EXTRAS
+
+    row = package_table()["extras.py"]
+    assert [name for name in EXTRAS if f"`{name}`" not in row] == []

@@ -27,8 +27,9 @@ HEAVY = ("torch", "transformers", "openai")
 #: import: the packages of one floor know nothing of each other). Every subpackage is on one floor.
 LAYERS: list[tuple[str, ...]] = [
     ("errors",),
-    ("extras",),  # the optional extras and the one-line error naming the pip command of each
+    ("extras", "progress"),  # the optional extras and their pip commands | the progress display
     ("data",),  # file formats; label rules and kappa (verify and evaluate); RAG answer files
+    ("outcome",),  # what a run that asked a model reports at its end (counts with data.table)
     ("llm", "prompting"),  # talking to models | prompt files and answer parsing
     ("convert", "bank"),  # phases 0 and 1
     ("grading",),  # phase 2
@@ -168,8 +169,8 @@ def test_imports_point_down_the_layers():
     packages = package_graph(import_graph())
     assert layer_violations(packages, LAYERS) == []
     # the phases' shared ground: prompts under bank and grading, labels/kappa/answers in data
-    assert packages["bank"] <= {"errors", "data", "llm", "prompting"}
-    assert packages["grading"] <= {"errors", "extras", "data", "llm", "prompting"}
+    assert packages["bank"] <= {"errors", "data", "outcome", "llm", "prompting"}
+    assert packages["grading"] <= {"errors", "extras", "progress", "data", "outcome", "llm", "prompting"}
     assert "evaluate" not in packages["verify"]  # it reaches evaluate only through plots' figures
 
 

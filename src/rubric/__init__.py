@@ -23,15 +23,15 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time the names load on first use
     from rubric.api import pool, qrels
+    from rubric.data.grade_filter import GradeFilter
     from rubric.data.grade_table import GradeRow, read_graded
     from rubric.data.jsonl import read_bank, read_passages, write_bank, write_passages
     from rubric.data.queries import read_queries
     from rubric.data.query_selection import QuerySelection
-    from rubric.data.select import GradeFilter
     from rubric.data.trec import read_qrels
     from rubric.errors import UserError
     from rubric.evaluate.correlation import Correlation, correlate
@@ -75,7 +75,7 @@ _EXPORTS = {
     "Correlation": "rubric.evaluate.correlation",
     "QrelsResult": "rubric.evaluate.qrels",
     "EstimateReport": "rubric.evaluate.estimate",
-    "GradeFilter": "rubric.data.select",
+    "GradeFilter": "rubric.data.grade_filter",
     "QuerySelection": "rubric.data.query_selection",
     "UserError": "rubric.errors",
 }

@@ -15,11 +15,11 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from rubric.data.grade_filter import GradeFilter
 from rubric.data.grade_table import GradedLike, as_graded
 from rubric.data.labels import LabelRule
 from rubric.data.models import QueryWithFullParagraphList
 from rubric.data.query_selection import QuerySelection
-from rubric.data.select import GradeFilter
 from rubric.errors import UserError, expected, renamed
 from rubric.evaluate.qrels import QrelsResult, build_qrels
 

@@ -129,6 +129,8 @@ def _family(option) -> str:
     kind = option.type_descriptor.annotation
     if typing.get_origin(kind) is list:
         kind = typing.get_args(kind)[0]
+    if typing.get_origin(kind) is typing.Literal:  # a fixed choice of words (rubric.cli.choices)
+        return "text"
     return {Path: "file", str: "text", int: "whole number", float: "number", bool: "on/off"}[kind]
 
 
@@ -188,10 +190,9 @@ def test_modernize_rewrites_old_spellings_once_with_a_note():
         "convert", "runs", "--topics", "t.tsv", "--run=a.run", "--topics", "u", "--topics=v", "--", "-q",
     ]  # fmt: skip
     assert notes == [
-        "rubric: note: -q in 'convert runs' is now --topics; the old spelling goes in the next release",
-        "rubric: note: --runs in 'convert runs' is now --run; the old spelling goes in the next release",
-        "rubric: note: --queries in 'convert runs' is now --topics; the old spelling goes in the next "
-        "release",
+        "rubric: note: -q in 'convert runs' is now --topics; the old spelling is removed in 0.3.0",
+        "rubric: note: --runs in 'convert runs' is now --run; the old spelling is removed in 0.3.0",
+        "rubric: note: --queries in 'convert runs' is now --topics; the old spelling is removed in 0.3.0",
     ]
     assert modernize(["evaluate", "leaderboard", "-q"], COMMANDS, notes.append) == [
         "evaluate",
@@ -216,6 +217,6 @@ def test_an_old_spelling_works_through_the_cli_with_a_note():
     assert old.stdout == new.stdout and "Sun" in new.stdout
     assert (
         old.stderr
-        == "rubric: note: -k in 'prompts list' is now --kind; the old spelling goes in the next release\n"
+        == "rubric: note: -k in 'prompts list' is now --kind; the old spelling is removed in 0.3.0\n"
     )
     assert new.stderr == ""

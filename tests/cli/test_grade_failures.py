@@ -22,7 +22,6 @@ import pytest
 from helpers.cli import cli_env, sigint_as_on_a_terminal
 from helpers.openai_server import Fault, serve
 
-HERE = Path(__file__).resolve().parent
 SELF = "QuestionSelfRatedUnanswerablePromptWithChoices"
 EXTRACT = "QuestionCompleteConciseUnanswerablePromptWithChoices"
 WORDS = "bees honey nectar wax hive queen drone flower pollen comb swarm sting".split()

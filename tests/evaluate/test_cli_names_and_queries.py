@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from rubric.data.select import GradeFilter
+from rubric.data.grade_filter import GradeFilter
 from rubric.evaluate import build_qrels, correlate, leaderboard
 from rubric.evaluate.correlation import Official
 

@@ -9,8 +9,8 @@ import json
 import pytest
 
 from helpers import TINY
+from rubric.data.grade_filter import GradeFilter
 from rubric.data.query_selection import QuerySelection
-from rubric.data.select import GradeFilter
 from rubric.errors import UserError, one_of
 from rubric.evaluate.assignment_agreement import confusion_output
 from rubric.evaluate.correlation import SweepGrid, correlation_output, sweep, sweep_tsv

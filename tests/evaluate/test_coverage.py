@@ -5,9 +5,9 @@ import json
 
 import pytest
 
+from rubric.data.grade_filter import GradeFilter
 from rubric.data.jsonl import read_passages
 from rubric.data.models import QuestionItem, TestBank
-from rubric.data.select import GradeFilter
 from rubric.errors import UserError
 from rubric.evaluate.coverage import cover
 

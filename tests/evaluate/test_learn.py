@@ -163,8 +163,11 @@ def test_features_are_the_originals(tmp_path):
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [
-        (["--features", "everything"], "--features: expected one of all, questions, nuggets, direct"),
-        (["--classifier", "svm"], "--classifier: expected one of extra-trees, random-forest"),
+        (
+            ["--features", "everything"],
+            "--features': 'everything' is not one of 'all', 'questions', 'nuggets'",
+        ),
+        (["--classifier", "svm"], "--classifier': 'svm' is not one of 'extra-trees', 'random-forest'"),
         (["--folds", "20"], "--folds: 20 folds need at least 20 topics"),
         (["--features", "direct"], "every passage needs grades of the same prompt classes"),
     ],

@@ -8,9 +8,9 @@ import json
 
 import pytest
 
+from rubric.data.grade_filter import GradeFilter
 from rubric.data.labels import LabelRule
 from rubric.data.models import TestBank
-from rubric.data.select import GradeFilter
 from rubric.evaluate.coverage import OVERALL, cover
 from rubric.evaluate.facets import bank_facets
 from rubric.evaluate.qrels import build_qrels

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
+from rubric.data.grade_filter import GradeFilter
 from rubric.data.jsonl import read_passages
 from rubric.data.labels import LabelRule
-from rubric.data.select import GradeFilter
 from rubric.data.trec import read_qrels
 from rubric.errors import UserError
 from rubric.evaluate.qrels import build_qrels

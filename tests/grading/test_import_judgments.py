@@ -90,7 +90,7 @@ def test_labels_as_judgments_replace_or_append(cli, tmp_path):
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [
-        (["--as", "labels"], "--as: expected one of grades, judgments, both"),
+        (["--as", "labels"], "--as': 'labels' is not one of 'grades', 'judgments', 'both'"),
         (["--append-judgments"], "--append-judgments: only with --as judgments or --as both"),
         (["--prompt-class", " "], "--prompt-class: must not be empty"),
     ],

@@ -39,7 +39,3 @@ def register(folder: Path, *, docs: bool = True, queries: bool = True, qrels: bo
     name = f"rubric-test/local-{next(_names)}-{folder.name}"
     ir_datasets.registry.register(name, ir_datasets.create_dataset(**{k: str(v) for k, v in files.items()}))
     return name
-
-
-def qrels_text() -> str:
-    return "".join(f"{q} 0 {d} {r}\n" for q, d, r in QRELS)

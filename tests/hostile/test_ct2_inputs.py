@@ -74,7 +74,7 @@ def test_a_compute_type_the_cpu_lacks(cli, user_error, tmp_path, passages, t5_di
                   "--compute-type", compute_type)  # fmt: skip
         user_error(r, f"--compute-type {compute_type}: this CPU does not support it (it supports ")
     r = grade(cli, passages, out, "--backend", "ct2-seq2seq", "--model", t5_dir, "--compute-type", "int3")
-    user_error(r, "--compute-type: expected one of auto, float32, int8, int8_float16, float16, got 'int3'")
+    user_error(r, "--compute-type': 'int3' is not one of 'auto', 'float32', 'int8', 'int8_float16'")
     assert not out.exists() and converted(private_models) == []
 
 

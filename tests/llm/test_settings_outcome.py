@@ -11,8 +11,8 @@ from rubric.errors import UserError
 from rubric.llm.base import BackendStats
 from rubric.llm.cache import ResponseCache
 from rubric.llm.openai_chat import OpenAIChat
-from rubric.llm.outcome import Outcome, failure_lines
 from rubric.llm.settings import ApiSettings, ChatSettings, LocalSettings
+from rubric.outcome import Outcome, failure_lines
 
 RETRY = "re-run the same command to retry them (answered prompts come from the cache)"
 

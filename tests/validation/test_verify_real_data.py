@@ -18,9 +18,9 @@ import json
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
+from rubric.data.grade_filter import GradeFilter
 from rubric.data.jsonl import read_passages
 from rubric.data.labels import GradeMap, LabelRule
-from rubric.data.select import GradeFilter
 from rubric.verify.agreement import Agreement
 from rubric.verify.matrix import build_matrix, judgments, passage_labels
 

@@ -10,9 +10,9 @@ import krippendorff
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
+from rubric.data.grade_filter import GradeFilter
 from rubric.data.kappa import krippendorff_alpha_from_counts, weighted_kappa_from_counts
 from rubric.data.labels import GradeMap, LabelRule
-from rubric.data.select import GradeFilter
 from rubric.errors import UserError
 from rubric.verify.agreement import Agreement, kappa_from_counts
 from rubric.verify.matrix import judgments, load_matrix, passage_labels

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from rubric.data.grade_filter import GradeFilter
 from rubric.data.jsonl import read_bank
 from rubric.data.labels import LabelRule
 from rubric.data.query_selection import QuerySelection
-from rubric.data.select import GradeFilter
 from rubric.errors import UserError
 from rubric.verify.agreement_report import AgreementRequest, agreement_report
 from rubric.verify.apply import apply_review_files
-from rubric.verify.grading import grading_report
+from rubric.verify.graded_answers import grading_report
 from rubric.verify.html import review_page
 from rubric.verify.impact import impact_report
 from rubric.verify.report import GradedSelection

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from helpers.cdp import CHROMIUM, FLAGS  # noqa: E402
-from rubric.data.select import GradeFilter
+from rubric.data.grade_filter import GradeFilter
 from rubric.verify.html import PALETTE, embed_json, render_page
 from rubric.verify.matrix import load_matrix
 

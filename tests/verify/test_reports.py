@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from rubric.data.select import GradeFilter
+from rubric.data.grade_filter import GradeFilter
 from rubric.errors import UserError
-from rubric.verify.grading import grading_table
+from rubric.verify.graded_answers import grading_table
 from rubric.verify.grid import grid_tables
 from rubric.verify.impact import bank_impact, needs_grading_banks
 from rubric.verify.matrix import load_matrix

@@ -276,7 +276,7 @@ def test_script_in_data_and_in_typed_text_stays_inert(graded, fx, cli, browser, 
 
 
 def test_page_without_digest_cannot_export(graded, fx, browser, tmp_path):
-    from rubric.data.select import GradeFilter
+    from rubric.data.grade_filter import GradeFilter
     from rubric.verify.html import render_page
     from rubric.verify.matrix import load_matrix
 

@@ -37,8 +37,8 @@ from rubric.llm.ask import AskCounts, ask_parsed, backend_info, fitted
 from rubric.llm.base import Request, TextGenerator
 from rubric.llm.cache import CachedBackend, ResponseCache
 from rubric.llm.lists import ParseError, parse_labels, parse_list
-from rubric.llm.outcome import Outcome
 from rubric.llm.settings import ChatSettings
+from rubric.outcome import Outcome
 from rubric.prompting.prompts import Prompt, get_prompt
 
 IMPORTANCE = {"vital": "vital", "okay": "okay", "ok": "okay"}

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
+from rubric.cli import choices
 from rubric.cli import options as opt
 from rubric.cli.common import OptionalOutputPath, OutputPath, info, phase_app, updates_in_place
 
@@ -17,27 +19,38 @@ app = phase_app(
 @app.command("generate")
 @opt.option_groups
 def generate(
-    queries: Path = typer.Option(
-        ..., "--topics", help="Query texts (topics): JSON {qid: text}, TSV or JSONL."
-    ),
-    kind: str = typer.Option("questions", "--kind", help="What to generate: questions or nuggets."),
-    style: str = typer.Option(
-        "dl", "--style", help="dl: break the query into items; car: query title + subtopics from --facets."
-    ),
-    facets: Path = typer.Option(
-        None, "--facets", help="CAR subtopics: TSV qid<TAB>facet_id<TAB>text or JSON {qid: {facet_id: text}}."
-    ),
-    per_query: int = typer.Option(
-        10, "--items-per-query", help="Items to ask for per query (the DL prompts' count)."
-    ),
-    prompt: str = typer.Option(
-        None, "--prompt", help="Prompt name or TOML file. [default: Generate{Questions,Nuggets}{DL,CAR}]"
-    ),
+    queries: Annotated[
+        Path, typer.Option("--topics", help="Query texts (topics): JSON {qid: text}, TSV or JSONL.")
+    ],
+    kind: Annotated[
+        choices.BankKind, typer.Option("--kind", help="What to generate: questions or nuggets.")
+    ] = "questions",
+    style: Annotated[
+        choices.BankStyle,
+        typer.Option(
+            "--style", help="dl: break the query into items; car: query title + subtopics from --facets."
+        ),
+    ] = "dl",
+    facets: Annotated[
+        Path,
+        typer.Option(
+            "--facets", help="CAR subtopics: TSV qid<TAB>facet_id<TAB>text or JSON {qid: {facet_id: text}}."
+        ),
+    ] = None,
+    per_query: Annotated[
+        int, typer.Option("--items-per-query", help="Items to ask for per query (the DL prompts' count).")
+    ] = 10,
+    prompt: Annotated[
+        str,
+        typer.Option(
+            "--prompt", help="Prompt name or TOML file. [default: Generate{Questions,Nuggets}{DL,CAR}]"
+        ),
+    ] = None,
     prompt_file: opt.PromptFiles = None,
-    test_collection: str = typer.Option("", "--test-collection", help="Recorded in each bank."),
-    output: OutputPath = typer.Option(
-        ..., "--output", "-o", help="Bank file to write (.jsonl or .jsonl.gz)."
-    ),
+    test_collection: Annotated[str, typer.Option("--test-collection", help="Recorded in each bank.")] = "",
+    output: Annotated[
+        OutputPath, typer.Option("--output", "-o", help="Bank file to write (.jsonl or .jsonl.gz).")
+    ] = ...,
     llm: opt.ChatOptions = ...,
 ) -> None:
     """Generate questions or nuggets per query with an LLM (RUBRIC / EXAM++ / Workbench prompts).
@@ -67,27 +80,38 @@ def generate(
 @app.command("nuggetize")
 @opt.option_groups
 def nuggetize(
-    passages: Path = typer.Option(..., "--passages", help="Passages file (with judgments, or use --qrels)."),
-    topics: Path = typer.Option(
-        ..., "--topics", help="Query texts (topics): JSON {qid: text}, TSV or JSONL."
-    ),
-    qrels: Path = typer.Option(
-        None, "--qrels", help="Judgments to use instead of the passages' own (e.g. UMBRELA LLM qrels)."
-    ),
-    min_judgment: int = typer.Option(1, "--min-judgment", help="Use passages judged at least this relevant."),
-    window: int = typer.Option(10, "--window", help="Passages per nuggetization turn."),
-    max_nuggets: int = typer.Option(30, "--max-nuggets", help="Most nuggets the running list may hold."),
-    keep: int = typer.Option(20, "--keep", help="Nuggets kept per query after sorting vital first."),
-    create_prompt: str = typer.Option(
-        "AutoNuggetizerCreate", "--create-prompt", help="Nugget creation prompt."
-    ),
-    importance_prompt: str = typer.Option(
-        "AutoNuggetizerImportance", "--importance-prompt", help="Vital/okay labelling prompt."
-    ),
+    passages: Annotated[
+        Path, typer.Option("--passages", help="Passages file (with judgments, or use --qrels).")
+    ],
+    topics: Annotated[
+        Path, typer.Option("--topics", help="Query texts (topics): JSON {qid: text}, TSV or JSONL.")
+    ] = ...,
+    qrels: Annotated[
+        Path,
+        typer.Option(
+            "--qrels", help="Judgments to use instead of the passages' own (e.g. UMBRELA LLM qrels)."
+        ),
+    ] = None,
+    min_judgment: Annotated[
+        int, typer.Option("--min-judgment", help="Use passages judged at least this relevant.")
+    ] = 1,
+    window: Annotated[int, typer.Option("--window", help="Passages per nuggetization turn.")] = 10,
+    max_nuggets: Annotated[
+        int, typer.Option("--max-nuggets", help="Most nuggets the running list may hold.")
+    ] = 30,
+    keep: Annotated[
+        int, typer.Option("--keep", help="Nuggets kept per query after sorting vital first.")
+    ] = 20,
+    create_prompt: Annotated[
+        str, typer.Option("--create-prompt", help="Nugget creation prompt.")
+    ] = "AutoNuggetizerCreate",
+    importance_prompt: Annotated[
+        str, typer.Option("--importance-prompt", help="Vital/okay labelling prompt.")
+    ] = "AutoNuggetizerImportance",
     prompt_file: opt.PromptFiles = None,
-    output: OutputPath = typer.Option(
-        ..., "--output", "-o", help="Nugget bank to write (.jsonl or .jsonl.gz)."
-    ),
+    output: Annotated[
+        OutputPath, typer.Option("--output", "-o", help="Nugget bank to write (.jsonl or .jsonl.gz).")
+    ] = ...,
     subset: opt.QueryOptions = ...,
     llm: opt.ChatOptions = ...,
 ) -> None:
@@ -125,23 +149,27 @@ def nuggetize(
 
 @app.command("import")
 def import_(
-    source: Path = typer.Argument(..., help="File to import (see --format)."),
-    fmt: str = typer.Option(
-        "list",
-        "--format",
-        help="list: TSV qid<TAB>text[<TAB>gold1|gold2 or importance], JSON {qid: [...]} or a JSON list "
-        "of records (a genq file is recognised); tqa: TQA lessons JSON (questions with answer keys); genq: "
-        "the original workbench's {query: {facet: {title, facet, questions}}} question sets.",
-    ),
-    kind: str = typer.Option("questions", "--kind", help="questions or nuggets (tqa is always questions)."),
-    queries: Path = typer.Option(
-        None, "--topics", help="Query texts to record in the banks. [default: none]"
-    ),
-    tqa_prefix: str = typer.Option(
-        "tqa2:", "--tqa-prefix", help="Prefix of query ids made from TQA lesson ids."
-    ),
-    test_collection: str = typer.Option("", "--test-collection", help="Recorded in each bank."),
-    output: OutputPath = typer.Option(..., "--output", "-o", help="Bank file to write."),
+    source: Annotated[Path, typer.Argument(help="File to import (see --format).")],
+    fmt: Annotated[
+        choices.ImportFormat,
+        typer.Option(
+            "--format",
+            help="list: TSV qid<TAB>text[<TAB>gold1|gold2 or importance], JSON {qid: [...]} or a JSON list "
+            "of records (a genq file is recognised); tqa: TQA lessons JSON (questions with answer keys); "
+            "genq: the original workbench's {query: {facet: {title, facet, questions}}} question sets.",
+        ),
+    ] = "list",
+    kind: Annotated[
+        choices.BankKind, typer.Option("--kind", help="questions or nuggets (tqa is always questions).")
+    ] = "questions",
+    queries: Annotated[
+        Path, typer.Option("--topics", help="Query texts to record in the banks. [default: none]")
+    ] = None,
+    tqa_prefix: Annotated[
+        str, typer.Option("--tqa-prefix", help="Prefix of query ids made from TQA lesson ids.")
+    ] = "tqa2:",
+    test_collection: Annotated[str, typer.Option("--test-collection", help="Recorded in each bank.")] = "",
+    output: Annotated[OutputPath, typer.Option("--output", "-o", help="Bank file to write.")] = ...,
 ) -> None:
     """Import a human-made bank: TQA questions with answer keys, genq question sets, or plain
     question/nugget lists.
@@ -165,9 +193,13 @@ def import_(
 
 @app.command("show")
 def show(
-    bank: Path = typer.Argument(..., help="Bank file."),
-    query: str = typer.Option(None, "--query", help="Show only this query (or qid/facet). [default: all]"),
-    as_json: bool = typer.Option(False, "--json", help="Print the bank records as JSON lines instead."),
+    bank: Annotated[Path, typer.Argument(help="Bank file.")],
+    query: Annotated[
+        str, typer.Option("--query", help="Show only this query (or qid/facet). [default: all]")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the bank records as JSON lines instead.")
+    ] = False,
 ) -> None:
     """Print a bank: one header per query, one line per item (id, importance, text, answer key).
 
@@ -182,17 +214,29 @@ def show(
 @app.command("edit")
 @updates_in_place("bank")
 def edit(
-    bank: Path = typer.Argument(..., help="Bank file to edit."),
-    add: list[str] = typer.Option(None, "--add", help="QID[/FACET]=TEXT: add an item (repeatable)."),
-    remove: list[str] = typer.Option(None, "--remove", help="ITEM_ID: remove an item (repeatable)."),
-    rewrite: list[str] = typer.Option(
-        None, "--rewrite", help="ITEM_ID=TEXT: new text; the id follows it, info.previous_id keeps the old."
-    ),
-    kind: str = typer.Option(None, "--kind", help="questions or nuggets, for --add to an empty bank."),
-    queries: Path = typer.Option(None, "--topics", help="Query texts for queries new to the bank."),
-    output: OptionalOutputPath = typer.Option(
-        None, "--output", "-o", help="Where to write. [default: replace BANK]"
-    ),
+    bank: Annotated[Path, typer.Argument(help="Bank file to edit.")],
+    add: Annotated[
+        list[str], typer.Option("--add", help="QID[/FACET]=TEXT: add an item (repeatable).")
+    ] = None,
+    remove: Annotated[
+        list[str], typer.Option("--remove", help="ITEM_ID: remove an item (repeatable).")
+    ] = None,
+    rewrite: Annotated[
+        list[str],
+        typer.Option(
+            "--rewrite", help="ITEM_ID=TEXT: new text; the id follows it, info.previous_id keeps the old."
+        ),
+    ] = None,
+    kind: Annotated[
+        choices.BankKind | None,
+        typer.Option("--kind", help="questions or nuggets, for --add to an empty bank."),
+    ] = None,
+    queries: Annotated[
+        Path, typer.Option("--topics", help="Query texts for queries new to the bank.")
+    ] = None,
+    output: Annotated[
+        OptionalOutputPath, typer.Option("--output", "-o", help="Where to write. [default: replace BANK]")
+    ] = None,
 ) -> None:
     """Add, remove or rewrite items; ids follow the text (qid[/facet]/md5).
 
@@ -212,8 +256,8 @@ def edit(
 
 @app.command("diff")
 def diff(
-    a: Path = typer.Argument(..., help="The old bank."),
-    b: Path = typer.Argument(..., help="The new bank."),
+    a: Annotated[Path, typer.Argument(help="The old bank.")],
+    b: Annotated[Path, typer.Argument(help="The new bank.")] = ...,
 ) -> None:
     """Show what changed from bank A to bank B: - removed, + added, ~ rewritten, * importance.
 
@@ -230,13 +274,19 @@ def diff(
 
 @app.command("split")
 def split(
-    bank: Path = typer.Argument(..., help="Bank file to split."),
-    secret: float = typer.Option(
-        ..., "--secret", help="Fraction of each query's items kept secret, e.g. 0.3."
-    ),
-    seed: int = typer.Option(..., "--seed", help="Seed of the split: the same seed gives the same banks."),
-    public_out: OutputPath = typer.Option(..., "--public-out", help="Where to write the public bank."),
-    secret_out: OutputPath = typer.Option(..., "--secret-out", help="Where to write the secret bank."),
+    bank: Annotated[Path, typer.Argument(help="Bank file to split.")],
+    secret: Annotated[
+        float, typer.Option("--secret", help="Fraction of each query's items kept secret, e.g. 0.3.")
+    ] = ...,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Seed of the split: the same seed gives the same banks.")
+    ] = ...,
+    public_out: Annotated[
+        OutputPath, typer.Option("--public-out", help="Where to write the public bank.")
+    ] = ...,
+    secret_out: Annotated[
+        OutputPath, typer.Option("--secret-out", help="Where to write the secret bank.")
+    ] = ...,
 ) -> None:
     """Split a bank into a public and a secret part, by item, stratified per query.
 

@@ -65,12 +65,13 @@ def flag(parameter: str) -> str:
 
 
 def phase_app(help_text: str, **settings: Any) -> typer.Typer:
-    """A Typer group with the conventions of every phase (no completion, -h, plain help)."""
+    """A Typer group with the conventions of every phase (-h, plain help; the root app adds shell
+    completion with ``add_completion=True``)."""
+    settings.setdefault("add_completion", False)
     return typer.Typer(
         **settings,
         help=help_text,
         no_args_is_help=True,
-        add_completion=False,
         pretty_exceptions_enable=False,
         rich_markup_mode=None,
         context_settings={"help_option_names": ["-h", "--help"]},

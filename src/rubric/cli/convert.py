@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
+from rubric.cli import choices
 from rubric.cli import options as opt
 from rubric.cli.common import OptionalOutputPath, OutputPath, info, phase_app
 from rubric.data.table import counted
@@ -15,38 +17,55 @@ app = phase_app("Convert runs, qrels, collections, RAG answers and topics into w
 
 @app.command("runs")
 def runs_command(
-    runs_args: list[Path] = typer.Argument(None, metavar="RUN", help=opt.RUN_HELP, show_default=False),
-    queries: Path = typer.Option(
-        ...,
-        "--topics",
-        metavar="FILE",
-        help="Query texts (topics): JSON {qid: text}, TSV, JSONL, or irds:ID (ir_datasets).",
-    ),
-    collection: list[Path] = typer.Option(
-        ...,
-        "--collection",
-        "-C",
-        metavar="FILE",
-        help="Passage texts (repeatable): TSV docid<TAB>text, JSON lines with an id and a text field "
-        "(Pyserini corpora: id, contents), a workbench passages file, RankLLM/Pyserini candidate "
-        "JSON (retrieve_results_*.json), or irds:ID (an ir_datasets corpus, looked up by id).",
-    ),
-    runs: list[Path] = typer.Option(
-        None, "--run", "-r", metavar="RUN", help="As the arguments: " + opt.RUN_HELP, show_default=False
-    ),
-    qrels: Path | None = typer.Option(
-        None,
-        "--qrels",
-        help="Judgments (TREC qrels, or irds:ID): every judged passage is pooled with its relevance.",
-    ),
-    top_k: int = typer.Option(20, "--top-k", "-k", min=0, help="Pool depth per run and query."),
-    name_from: str = typer.Option(
-        "tag", "--name-from", help="Run name: 'tag' (column 6) or 'file' (file name without input./.gz)."
-    ),
-    allow_missing: bool = typer.Option(
-        False, "--allow-missing", help="Leave out pooled passages without text instead of failing."
-    ),
-    output: OutputPath = typer.Option(..., "--output", "-o", help="Passages file to write (.jsonl.gz)."),
+    runs_args: Annotated[
+        list[Path], typer.Argument(metavar="RUN", help=opt.RUN_HELP, show_default=False)
+    ] = None,
+    queries: Annotated[
+        Path,
+        typer.Option(
+            "--topics",
+            metavar="FILE",
+            help="Query texts (topics): JSON {qid: text}, TSV, JSONL, or irds:ID (ir_datasets).",
+        ),
+    ] = ...,
+    collection: Annotated[
+        list[Path],
+        typer.Option(
+            "--collection",
+            "-C",
+            metavar="FILE",
+            help="Passage texts (repeatable): TSV docid<TAB>text, JSON lines with an id and a text field "
+            "(Pyserini corpora: id, contents), a workbench passages file, RankLLM/Pyserini candidate "
+            "JSON (retrieve_results_*.json), or irds:ID (an ir_datasets corpus, looked up by id).",
+        ),
+    ] = ...,
+    runs: Annotated[
+        list[Path],
+        typer.Option(
+            "--run", "-r", metavar="RUN", help="As the arguments: " + opt.RUN_HELP, show_default=False
+        ),
+    ] = None,
+    qrels: Annotated[
+        Path | None,
+        typer.Option(
+            "--qrels",
+            help="Judgments (TREC qrels, or irds:ID): every judged passage is pooled with its relevance.",
+        ),
+    ] = None,
+    top_k: Annotated[int, typer.Option("--top-k", "-k", min=0, help="Pool depth per run and query.")] = 20,
+    name_from: Annotated[
+        choices.NameFrom,
+        typer.Option(
+            "--name-from", help="Run name: 'tag' (column 6) or 'file' (file name without input./.gz)."
+        ),
+    ] = "tag",
+    allow_missing: Annotated[
+        bool,
+        typer.Option("--allow-missing", help="Leave out pooled passages without text instead of failing."),
+    ] = False,
+    output: Annotated[
+        OutputPath, typer.Option("--output", "-o", help="Passages file to write (.jsonl.gz).")
+    ] = ...,
 ) -> None:
     """Pool the top-k of every run plus every judged passage into a passages file.
 
@@ -75,17 +94,21 @@ def runs_command(
 
 @app.command("rag")
 def rag_command(
-    answers: list[Path] = typer.Option(
-        ..., "--answers", "-a", help="TREC RAG 2024/2025 answer files (JSONL; repeatable)."
-    ),
-    extra_answers: list[Path] = typer.Argument(None, help="More answer files."),
-    segment: str = typer.Option(
-        "sentence", "--segment", help="'sentence' (one passage per answer sentence) or 'words:N'."
-    ),
-    queries_out: OptionalOutputPath = typer.Option(
-        None, "--queries-out", help="Also write the topics {qid: text} as queries JSON."
-    ),
-    output: OutputPath = typer.Option(..., "--output", "-o", help="Passages file to write (.jsonl.gz)."),
+    answers: Annotated[
+        list[Path],
+        typer.Option("--answers", "-a", help="TREC RAG 2024/2025 answer files (JSONL; repeatable)."),
+    ],
+    extra_answers: Annotated[list[Path], typer.Argument(help="More answer files.")] = None,
+    segment: Annotated[
+        str, typer.Option("--segment", help="'sentence' (one passage per answer sentence) or 'words:N'.")
+    ] = "sentence",
+    queries_out: Annotated[
+        OptionalOutputPath,
+        typer.Option("--queries-out", help="Also write the topics {qid: text} as queries JSON."),
+    ] = None,
+    output: Annotated[
+        OutputPath, typer.Option("--output", "-o", help="Passages file to write (.jsonl.gz).")
+    ] = ...,
 ) -> None:
     """Turn RAG answers into passages: the run id is the ranking method, order is the rank.
 
@@ -100,9 +123,11 @@ def rag_command(
 
 @app.command("queries")
 def queries_command(
-    source: Path = typer.Argument(..., help="Queries: JSON {qid: text}, TREC topics TSV, or JSONL."),
-    output: OutputPath = typer.Option(..., "--output", "-o", help="File to write."),
-    fmt: str = typer.Option("json", "--format", "-f", help="Output format: json, tsv or jsonl."),
+    source: Annotated[Path, typer.Argument(help="Queries: JSON {qid: text}, TREC topics TSV, or JSONL.")],
+    output: Annotated[OutputPath, typer.Option("--output", "-o", help="File to write.")] = ...,
+    fmt: Annotated[
+        choices.QueriesFormat, typer.Option("--format", "-f", help="Output format: json, tsv or jsonl.")
+    ] = "json",
 ) -> None:
     """Convert queries between JSON {qid: text}, TSV (qid<TAB>text) and JSONL {qid, query}.
 
@@ -117,7 +142,7 @@ def queries_command(
 
 @app.command("check")
 def check_command(
-    files: list[Path] = typer.Argument(..., help="Passages files or test banks (.jsonl or .jsonl.gz)."),
+    files: Annotated[list[Path], typer.Argument(help="Passages files or test banks (.jsonl or .jsonl.gz).")],
 ) -> None:
     """Validate workbench files line by line and summarise what they hold.
 

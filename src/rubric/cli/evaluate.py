@@ -7,10 +7,11 @@ imported before a command runs.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from rubric.cli import choices
 from rubric.cli import options as opt
 from rubric.cli.common import OptionalOutputPath, OutputPath, emit, info, phase_app
 from rubric.cli.meta import meta_command
@@ -55,46 +56,64 @@ MEASURE_HELP = (
 @app.command("qrels")
 @opt.option_groups
 def qrels_command(
-    graded: Path = typer.Argument(..., help="Graded passages file (.jsonl or .jsonl.gz)."),
-    output: OutputPath = typer.Option(..., "--output", "-o", help="Qrels file to write (TREC format)."),
+    graded: Annotated[Path, typer.Argument(help="Graded passages file (.jsonl or .jsonl.gz).")],
+    output: Annotated[
+        OutputPath, typer.Option("--output", "-o", help="Qrels file to write (TREC format).")
+    ] = ...,
     kind: opt.KindOptions = ...,
-    label: str = typer.Option(
-        "max",
-        "--label",
-        help="Label of a passage: 'max' (best grade over the items), 'count' (items graded >= "
-        "--min-grade; for answer-verification prompts the correct items) or 'nth:M' (M-th best "
-        "grade: at least M items). Direct prompts: their grade; with 'count' 1 when it is >= "
-        "--min-grade, else 0 (binary qrels).",
-    ),
-    min_grade: int = typer.Option(1, "--min-grade", min=0, max=5, help="Threshold of --label count."),
-    per_item: bool = typer.Option(
-        False, "--per-item", help="One line per (passage, item), item id in column 2 (intent-aware qrels)."
-    ),
-    facets: bool = typer.Option(
-        False,
-        "--per-facet",
-        help="CAR-style facet qrels: one line per (query facet, passage), query id 'qid/facet' (the "
-        "item ids' prefix), labelled from that facet's items, as the original's --qrel-query-facets.",
-    ),
-    facet_bank: Path | None = typer.Option(
-        None,
-        "--bank",
-        help="--per-facet: the facet bank, whose facets every direct grade (and facet-less item) counts for.",
-    ),
-    prefer: str | None = typer.Option(
-        None,
-        "--prefer",
-        help="Prompt class whose item grades win where they exist, e.g. HumanReview (the reviewers' "
-        "grades from `rubric verify apply`); the selected grades count elsewhere. Several reviewers of "
-        "one cell: their lower median. [default: none]",
-    ),
-    grade_map: str | None = typer.Option(
-        None,
-        "--map",
-        help="Map every label to another scale as it is written: 'G=L,...' gives L from label G up "
-        "(highest G wins, below all: 0), e.g. '2=1,4=2,5=3' writes 0-5 labels as 0-3 (0-1 -> 0, "
-        "2-3 -> 1, 4 -> 2, 5 -> 3). Default: labels as they are.",
-    ),
+    label: Annotated[
+        str,
+        typer.Option(
+            "--label",
+            help="Label of a passage: 'max' (best grade over the items), 'count' (items graded >= "
+            "--min-grade; for answer-verification prompts the correct items) or 'nth:M' (M-th best "
+            "grade: at least M items). Direct prompts: their grade; with 'count' 1 when it is >= "
+            "--min-grade, else 0 (binary qrels).",
+        ),
+    ] = "max",
+    min_grade: Annotated[
+        int, typer.Option("--min-grade", min=0, max=5, help="Threshold of --label count.")
+    ] = 1,
+    per_item: Annotated[
+        bool,
+        typer.Option(
+            "--per-item", help="One line per (passage, item), item id in column 2 (intent-aware qrels)."
+        ),
+    ] = False,
+    facets: Annotated[
+        bool,
+        typer.Option(
+            "--per-facet",
+            help="CAR-style facet qrels: one line per (query facet, passage), query id 'qid/facet' (the "
+            "item ids' prefix), labelled from that facet's items, as the original's --qrel-query-facets.",
+        ),
+    ] = False,
+    facet_bank: Annotated[
+        Path | None,
+        typer.Option(
+            "--bank",
+            help="--per-facet: the facet bank, whose facets every direct grade (and facet-less item) "
+            "counts for.",
+        ),
+    ] = None,
+    prefer: Annotated[
+        str | None,
+        typer.Option(
+            "--prefer",
+            help="Prompt class whose item grades win where they exist, e.g. HumanReview (the reviewers' "
+            "grades from `rubric verify apply`); the selected grades count elsewhere. Several reviewers of "
+            "one cell: their lower median. [default: none]",
+        ),
+    ] = None,
+    grade_map: Annotated[
+        str | None,
+        typer.Option(
+            "--map",
+            help="Map every label to another scale as it is written: 'G=L,...' gives L from label G up "
+            "(highest G wins, below all: 0), e.g. '2=1,4=2,5=3' writes 0-5 labels as 0-3 (0-1 -> 0, "
+            "2-3 -> 1, 4 -> 2, 5 -> 3). Default: labels as they are.",
+        ),
+    ] = None,
     subset: opt.QueryOptions = ...,
 ) -> None:
     """Rubric-Qrels / EXAM-Qrels: one relevance label per graded passage.
@@ -130,12 +149,17 @@ def qrels_command(
 def representative_command(
     runs: opt.Runs,
     qrels: opt.QrelsFile,
-    measure: str = typer.Option(..., "--measure", "-m", help=MEASURE_HELP),
+    measure: Annotated[str, typer.Option("--measure", "-m", help=MEASURE_HELP)],
     level: opt.Level = 1,
-    complete: bool = typer.Option(
-        True, "--complete/--no-complete", help="trec_eval -c (as the original): a missing topic scores 0."
-    ),
-    top: int | None = typer.Option(None, "--top", min=1, help="Only the N most representative topics."),
+    complete: Annotated[
+        bool,
+        typer.Option(
+            "--complete/--no-complete", help="trec_eval -c (as the original): a missing topic scores 0."
+        ),
+    ] = True,
+    top: Annotated[
+        int | None, typer.Option("--top", min=1, help="Only the N most representative topics.")
+    ] = None,
     name_from: opt.NameFrom = "tag",
     output: opt.ReportPath = None,
 ) -> None:
@@ -156,33 +180,42 @@ def representative_command(
 
 @app.command("learn")
 def learn_command(
-    graded: Path = typer.Argument(..., help="Graded passages file (.jsonl or .jsonl.gz)."),
-    output: OutputPath = typer.Option(..., "--output", "-o", help="Qrels file to write (learned labels)."),
-    judgments: Path | None = typer.Option(
-        None,
-        "--judgments",
-        help="Human qrels to learn from (default: the judgments in GRADED); only passages with a "
-        "human label are trained on, every passage is labelled.",
-    ),
-    features: str = typer.Option(
-        "all",
-        "--features",
-        help="Grades to learn from, the original's feature sets: all, questions "
-        "(QuestionSelfRatedUnanswerablePromptWithChoices), nuggets (NuggetSelfRatedPrompt), direct "
-        "(FagB, FagB_few, HELM, Sun, Sun_few, Thomas).",
-    ),
-    classifier: str = typer.Option(
-        "extra-trees", "--classifier", help="extra-trees or random-forest (the original's settings)."
-    ),
-    folds: int = typer.Option(5, "--folds", min=2, help="Cross-validation folds of topics."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the topic folds and the classifier."),
-    apply: Path | None = typer.Option(
-        None,
-        "--apply",
-        help="Label the passages of this other graded file instead (train on dev, label test): "
-        "graded with the same prompt classes; its own judgments, if any, are only compared with. "
-        "[default: label GRADED itself]",
-    ),
+    graded: Annotated[Path, typer.Argument(help="Graded passages file (.jsonl or .jsonl.gz).")],
+    output: Annotated[
+        OutputPath, typer.Option("--output", "-o", help="Qrels file to write (learned labels).")
+    ] = ...,
+    judgments: Annotated[
+        Path | None,
+        typer.Option(
+            "--judgments",
+            help="Human qrels to learn from (default: the judgments in GRADED); only passages with a "
+            "human label are trained on, every passage is labelled.",
+        ),
+    ] = None,
+    features: Annotated[
+        choices.FeatureSet,
+        typer.Option(
+            "--features",
+            help="Grades to learn from, the original's feature sets: all, questions "
+            "(QuestionSelfRatedUnanswerablePromptWithChoices), nuggets (NuggetSelfRatedPrompt), direct "
+            "(FagB, FagB_few, HELM, Sun, Sun_few, Thomas).",
+        ),
+    ] = "all",
+    classifier: Annotated[
+        choices.Classifier,
+        typer.Option("--classifier", help="extra-trees or random-forest (the original's settings)."),
+    ] = "extra-trees",
+    folds: Annotated[int, typer.Option("--folds", min=2, help="Cross-validation folds of topics.")] = 5,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the topic folds and the classifier.")] = 0,
+    apply: Annotated[
+        Path | None,
+        typer.Option(
+            "--apply",
+            help="Label the passages of this other graded file instead (train on dev, label test): "
+            "graded with the same prompt classes; its own judgments, if any, are only compared with. "
+            "[default: label GRADED itself]",
+        ),
+    ] = None,
 ) -> None:
     """Learned labels: a classifier from each passage's grades to human relevance labels.
 
@@ -216,63 +249,82 @@ def learn_command(
 def leaderboard_command(
     runs: opt.Runs,
     qrels: opt.QrelsFile,
-    measures: list[str] = typer.Option(
-        ..., "--measure", "-m", help=MEASURE_HELP + " The first one orders the leaderboard."
-    ),
+    measures: Annotated[
+        list[str],
+        typer.Option("--measure", "-m", help=MEASURE_HELP + " The first one orders the leaderboard."),
+    ],
     level: opt.Level = 1,
-    complete: bool = typer.Option(
-        False,
-        "--complete",
-        "-c",
-        help="trec_eval -c: average over all qrels queries (a missing query scores 0).",
-    ),
-    judged_only: bool = typer.Option(
-        False, "--judged-only", "-J", help="trec_eval -J: drop unjudged documents."
-    ),
-    per_query: bool = typer.Option(False, "--per-query", "-q", help="Also per-query values (trec_eval -q)."),
-    fmt: str = typer.Option(
-        "tsv",
-        "--format",
-        "-f",
-        help="tsv (run, measure, value, stderr, n_queries; with -q: run, measure, query, value), csv "
-        "(the same), json (with -q: per-query values), latex, or trec_eval (exactly trec_eval's "
-        "output, run after run).",
-    ),
-    wide: bool = typer.Option(
-        False,
-        "--wide",
-        help="One row per run, one column per measure (with -f tsv or csv), as a paper prints it.",
-    ),
-    baseline: str | None = typer.Option(
-        None,
-        "--baseline",
-        metavar="RUN",
-        help="--wide: mark each value + (-) where the run is significantly better (worse) than this "
-        "run: paired t-test on the queries both have, Holm over the runs, p < 0.05 (as ranx marks its "
-        "report). [default: no marks]",
-    ),
-    max_docs: int | None = typer.Option(
-        None,
-        "--max-docs",
-        min=1,
-        help="trec_eval -M: cut every ranking to its first N documents. [default: all]",
-    ),
-    num_docs: int | None = typer.Option(
-        None,
-        "--num-docs",
-        min=0,
-        help="trec_eval -N: documents in the collection; only utility's fourth coefficient (a "
-        "non-relevant document left unretrieved) uses it. [default: 0, as trec_eval]",
-    ),
-    zscores: Path | None = typer.Option(
-        None,
-        "--zscores",
-        metavar="FILE",
-        help="trec_eval -Z: print each value as a z-score against the file's 'qid measure mean std_dev' "
-        "lines (-1000000 where it has none). Not with -c. [default: raw values]",
-    ),
+    complete: Annotated[
+        bool,
+        typer.Option(
+            "--complete",
+            "-c",
+            help="trec_eval -c: average over all qrels queries (a missing query scores 0).",
+        ),
+    ] = False,
+    judged_only: Annotated[
+        bool, typer.Option("--judged-only", "-J", help="trec_eval -J: drop unjudged documents.")
+    ] = False,
+    per_query: Annotated[
+        bool, typer.Option("--per-query", "-q", help="Also per-query values (trec_eval -q).")
+    ] = False,
+    fmt: Annotated[
+        choices.LeaderboardFormat,
+        typer.Option(
+            "--format",
+            "-f",
+            help="tsv (run, measure, value, stderr, n_queries; with -q: run, measure, query, value), csv "
+            "(the same), json (with -q: per-query values), latex, or trec_eval (exactly trec_eval's "
+            "output, run after run).",
+        ),
+    ] = "tsv",
+    wide: Annotated[
+        bool,
+        typer.Option(
+            "--wide",
+            help="One row per run, one column per measure (with -f tsv or csv), as a paper prints it.",
+        ),
+    ] = False,
+    baseline: Annotated[
+        str | None,
+        typer.Option(
+            "--baseline",
+            metavar="RUN",
+            help="--wide: mark each value + (-) where the run is significantly better (worse) than this "
+            "run: paired t-test on the queries both have, Holm over the runs, p < 0.05 (as ranx marks its "
+            "report). [default: no marks]",
+        ),
+    ] = None,
+    max_docs: Annotated[
+        int | None,
+        typer.Option(
+            "--max-docs",
+            min=1,
+            help="trec_eval -M: cut every ranking to its first N documents. [default: all]",
+        ),
+    ] = None,
+    num_docs: Annotated[
+        int | None,
+        typer.Option(
+            "--num-docs",
+            min=0,
+            help="trec_eval -N: documents in the collection; only utility's fourth coefficient (a "
+            "non-relevant document left unretrieved) uses it. [default: 0, as trec_eval]",
+        ),
+    ] = None,
+    zscores: Annotated[
+        Path | None,
+        typer.Option(
+            "--zscores",
+            metavar="FILE",
+            help="trec_eval -Z: print each value as a z-score against the file's 'qid measure mean std_dev' "
+            "lines (-1000000 where it has none). Not with -c. [default: raw values]",
+        ),
+    ] = None,
     name_from: opt.NameFrom = "tag",
-    digits: int = typer.Option(4, "--digits", min=0, max=17, help="Decimals in tsv (trec_eval prints 4)."),
+    digits: Annotated[
+        int, typer.Option("--digits", min=0, max=17, help="Decimals in tsv (trec_eval prints 4).")
+    ] = 4,
     output: opt.ReportPath = None,
     subset: opt.QueryOptions = ...,
 ) -> None:
@@ -313,51 +365,67 @@ def leaderboard_command(
 @app.command("cover")
 @opt.option_groups
 def cover_command(
-    graded: Path = typer.Argument(
-        ..., help="Graded passages file with rankings (from `rubric convert runs`)."
-    ),
-    k: int = typer.Option(20, "-k", "--top-k", min=1, help="Passages of each run that count, per query."),
-    min_grade: int = typer.Option(
-        4,
-        "--min-grade",
-        "-t",
-        min=0,
-        max=5,
-        help="An item is answered by a passage graded >= this (1 for answer checks).",
-    ),
-    normalized: bool = typer.Option(
-        False, "--normalized", help="Divide by the items some pooled passage answers, not all items."
-    ),
-    bank: Path | None = typer.Option(
-        None,
-        "--bank",
-        help="Test bank: its items are the denominator, and only its queries count. Without it: the "
-        "items found in the grades of each query.",
-    ),
-    complete: bool = typer.Option(
-        False,
-        "--complete",
-        "-c",
-        help="Like trec_eval -c: average over all of the bank's queries (a query the passages file "
-        "lacks counts 0), not only the queries evaluated.",
-    ),
-    correct_answered: bool = typer.Option(
-        False,
-        "--correct-answered",
-        help="Count an item answered when the grade lists it in correctAnswered (the original tool's "
-        "mode without -r), not by self-rating >= --min-grade.",
-    ),
-    overall: bool = typer.Option(
-        False,
-        "--overall",
-        help="Add the original tool's `_overall_` row: items answered by any passage of the file "
-        "(the upper bound of every run).",
-    ),
+    graded: Annotated[
+        Path, typer.Argument(help="Graded passages file with rankings (from `rubric convert runs`).")
+    ],
+    k: Annotated[
+        int, typer.Option("-k", "--top-k", min=1, help="Passages of each run that count, per query.")
+    ] = 20,
+    min_grade: Annotated[
+        int,
+        typer.Option(
+            "--min-grade",
+            "-t",
+            min=0,
+            max=5,
+            help="An item is answered by a passage graded >= this (1 for answer checks).",
+        ),
+    ] = 4,
+    normalized: Annotated[
+        bool,
+        typer.Option("--normalized", help="Divide by the items some pooled passage answers, not all items."),
+    ] = False,
+    bank: Annotated[
+        Path | None,
+        typer.Option(
+            "--bank",
+            help="Test bank: its items are the denominator, and only its queries count. Without it: the "
+            "items found in the grades of each query.",
+        ),
+    ] = None,
+    complete: Annotated[
+        bool,
+        typer.Option(
+            "--complete",
+            "-c",
+            help="Like trec_eval -c: average over all of the bank's queries (a query the passages file "
+            "lacks counts 0), not only the queries evaluated.",
+        ),
+    ] = False,
+    correct_answered: Annotated[
+        bool,
+        typer.Option(
+            "--correct-answered",
+            help="Count an item answered when the grade lists it in correctAnswered (the original tool's "
+            "mode without -r), not by self-rating >= --min-grade.",
+        ),
+    ] = False,
+    overall: Annotated[
+        bool,
+        typer.Option(
+            "--overall",
+            help="Add the original tool's `_overall_` row: items answered by any passage of the file "
+            "(the upper bound of every run).",
+        ),
+    ] = False,
     kind: opt.KindOptions = ...,
-    per_query: bool = typer.Option(
-        False, "--per-query", "-q", help="TSV: run, measure, query, value (and 'all'), as leaderboard -q."
-    ),
-    fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, json or latex."),
+    per_query: Annotated[
+        bool,
+        typer.Option(
+            "--per-query", "-q", help="TSV: run, measure, query, value (and 'all'), as leaderboard -q."
+        ),
+    ] = False,
+    fmt: Annotated[choices.ReportFormat, typer.Option("--format", "-f", help="tsv, json or latex.")] = "tsv",
     output: opt.ReportPath = None,
     subset: opt.QueryOptions = ...,
 ) -> None:
@@ -391,48 +459,66 @@ def cover_command(
 
 @app.command("correlate")
 def correlate_command(
-    official: Path = typer.Option(
-        ..., "--official", help='Official leaderboard: {"run": rank} JSON, or a TSV of scores per run.'
-    ),
-    leaderboard: Path | None = typer.Option(
-        None, "--leaderboard", "-L", help="Our leaderboard TSV (from `rubric evaluate leaderboard`)."
-    ),
-    measures: list[str] = typer.Option(
-        None,
-        "--measure",
-        "-m",
-        help="Measure of the leaderboard TSV to rank by (one; default: its first); with --sweep, the "
-        "measures of the grid (repeatable).",
-    ),
-    official_measure: str | None = typer.Option(
-        None, "--official-measure", help="Score column of an official TSV (default: --measure)."
-    ),
-    digits: int = typer.Option(
-        4,
-        "--digits",
-        min=-1,
-        max=17,
-        help="Round our scores to this many decimals before ranking (4 = as trec_eval prints them, "
-        "which the original tool did; -1 = full precision).",
-    ),
-    sweep: bool = typer.Option(
-        False, "--sweep", help="Evaluate and correlate the grid --qrels x --level x --measure in one call."
-    ),
-    qrels: list[Path] = typer.Option(
-        None, "--qrels", help="--sweep: qrels files or directories (repeatable)."
-    ),
-    runs: list[Path] = typer.Option(None, "--run", "-r", metavar="RUN", help="--sweep: " + opt.RUN_HELP),
-    levels: list[int] = typer.Option(
-        None, "--level", "-l", min=1, help="--sweep: relevance levels (default 1)."
-    ),
+    official: Annotated[
+        Path,
+        typer.Option(
+            "--official", help='Official leaderboard: {"run": rank} JSON, or a TSV of scores per run.'
+        ),
+    ],
+    leaderboard: Annotated[
+        Path | None,
+        typer.Option("--leaderboard", "-L", help="Our leaderboard TSV (from `rubric evaluate leaderboard`)."),
+    ] = None,
+    measures: Annotated[
+        list[str],
+        typer.Option(
+            "--measure",
+            "-m",
+            help="Measure of the leaderboard TSV to rank by (one; default: its first); with --sweep, the "
+            "measures of the grid (repeatable).",
+        ),
+    ] = None,
+    official_measure: Annotated[
+        str | None,
+        typer.Option("--official-measure", help="Score column of an official TSV (default: --measure)."),
+    ] = None,
+    digits: Annotated[
+        int,
+        typer.Option(
+            "--digits",
+            min=-1,
+            max=17,
+            help="Round our scores to this many decimals before ranking (4 = as trec_eval prints them, "
+            "which the original tool did; -1 = full precision).",
+        ),
+    ] = 4,
+    sweep: Annotated[
+        bool,
+        typer.Option(
+            "--sweep", help="Evaluate and correlate the grid --qrels x --level x --measure in one call."
+        ),
+    ] = False,
+    qrels: Annotated[
+        list[Path], typer.Option("--qrels", help="--sweep: qrels files or directories (repeatable).")
+    ] = None,
+    runs: Annotated[
+        list[Path], typer.Option("--run", "-r", metavar="RUN", help="--sweep: " + opt.RUN_HELP)
+    ] = None,
+    levels: Annotated[
+        list[int], typer.Option("--level", "-l", min=1, help="--sweep: relevance levels (default 1).")
+    ] = None,
     output: opt.ReportPath = None,
-    query: list[str] = typer.Option(None, "--query", help="--sweep: only this query id (repeatable)."),
-    queries: Path | None = typer.Option(
-        None, "--queries", help="--sweep: only the queries of this file (as for `leaderboard`)."
-    ),
-    name_from: str = typer.Option(
-        "tag", "--name-from", help="--sweep: run name from 'tag' (column 6) or 'file' (its name)."
-    ),
+    query: Annotated[
+        list[str], typer.Option("--query", help="--sweep: only this query id (repeatable).")
+    ] = None,
+    queries: Annotated[
+        Path | None,
+        typer.Option("--queries", help="--sweep: only the queries of this file (as for `leaderboard`)."),
+    ] = None,
+    name_from: Annotated[
+        choices.NameFrom,
+        typer.Option("--name-from", help="--sweep: run name from 'tag' (column 6) or 'file' (its name)."),
+    ] = "tag",
 ) -> None:
     """Spearman and Kendall tau-b between our ranking of runs and the official one.
 
@@ -473,31 +559,44 @@ def correlate_command(
 def compare_command(
     runs: opt.Runs,
     qrels: opt.QrelsFile,
-    measures: list[str] = typer.Option(
-        ..., "--measure", "-m", help="Measure(s), as in `leaderboard` (repeatable, or comma-separated)."
-    ),
-    test: str = typer.Option("t", "--test", help="t (paired t-test), randomization or bootstrap."),
-    correction: str = typer.Option(
-        "holm", "--correction", help="holm, bonferroni or none, over all pairs and measures."
-    ),
-    baseline: str | None = typer.Option(
-        None, "--baseline", help="Compare every run with this run only (default: all pairs)."
-    ),
+    measures: Annotated[
+        list[str],
+        typer.Option(
+            "--measure", "-m", help="Measure(s), as in `leaderboard` (repeatable, or comma-separated)."
+        ),
+    ],
+    test: Annotated[
+        choices.Test, typer.Option("--test", help="t (paired t-test), randomization or bootstrap.")
+    ] = "t",
+    correction: Annotated[
+        choices.Correction,
+        typer.Option("--correction", help="holm, bonferroni or none, over all pairs and measures."),
+    ] = "holm",
+    baseline: Annotated[
+        str | None,
+        typer.Option("--baseline", help="Compare every run with this run only (default: all pairs)."),
+    ] = None,
     level: opt.Level = 1,
-    complete: bool = typer.Option(
-        False,
-        "--complete",
-        "-c",
-        help="Every qrels query counts (missing = 0); else the queries both runs have.",
-    ),
-    n_resamples: int = typer.Option(10_000, "--resamples", min=100, help="Permutations / bootstrap samples."),
-    seed: int = typer.Option(42, "--seed", min=0, help="Seed of the resampling tests."),
-    alpha: float = typer.Option(
-        0.05,
-        "--alpha",
-        callback=_significance_level,
-        help="Significance level for the 'significant' column (between 0 and 1).",
-    ),
+    complete: Annotated[
+        bool,
+        typer.Option(
+            "--complete",
+            "-c",
+            help="Every qrels query counts (missing = 0); else the queries both runs have.",
+        ),
+    ] = False,
+    n_resamples: Annotated[
+        int, typer.Option("--resamples", min=100, help="Permutations / bootstrap samples.")
+    ] = 10_000,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the resampling tests.")] = 42,
+    alpha: Annotated[
+        float,
+        typer.Option(
+            "--alpha",
+            callback=_significance_level,
+            help="Significance level for the 'significant' column (between 0 and 1).",
+        ),
+    ] = 0.05,
     name_from: opt.NameFrom = "tag",
     output: opt.ReportPath = None,
     subset: opt.QueryOptions = ...,
@@ -535,64 +634,86 @@ def compare_command(
 @opt.option_groups
 def estimate_command(
     runs: opt.Runs,
-    measures: list[str] = typer.Option(
-        ..., "--measure", "-m", help=MEASURE_HELP.split("; alpha_nDCG")[0] + ". The first orders the runs."
-    ),
-    human: Path | None = typer.Option(
-        None,
-        "--human",
-        help="Human judgments (TREC qrels) of a uniform random sample of the topics, every pooled "
-        "passage of a judged topic judged. [default: the HumanReview grades of --graded]",
-    ),
-    qrels: Path | None = typer.Option(None, "--qrels", help="LLM qrels (TREC format) of every topic."),
-    graded: Path | None = typer.Option(
-        None,
-        "--graded",
-        help="Instead of --qrels: a graded file whose selected grades give the LLM labels (--label, "
-        "--min-grade, --prompt-class, ...), and whose HumanReview grades (`verify apply`) give the "
-        "human ones where --human is not given.",
-    ),
+    measures: Annotated[
+        list[str],
+        typer.Option(
+            "--measure", "-m", help=MEASURE_HELP.split("; alpha_nDCG")[0] + ". The first orders the runs."
+        ),
+    ],
+    human: Annotated[
+        Path | None,
+        typer.Option(
+            "--human",
+            help="Human judgments (TREC qrels) of a uniform random sample of the topics, every pooled "
+            "passage of a judged topic judged. [default: the HumanReview grades of --graded]",
+        ),
+    ] = None,
+    qrels: Annotated[
+        Path | None, typer.Option("--qrels", help="LLM qrels (TREC format) of every topic.")
+    ] = None,
+    graded: Annotated[
+        Path | None,
+        typer.Option(
+            "--graded",
+            help="Instead of --qrels: a graded file whose selected grades give the LLM labels (--label, "
+            "--min-grade, --prompt-class, ...), and whose HumanReview grades (`verify apply`) give the "
+            "human ones where --human is not given.",
+        ),
+    ] = None,
     label: opt.Label = "max",
     min_grade: opt.CountFrom = 1,
     kind: opt.KindOptions = ...,
     level: opt.Level = 1,
-    confidence: float = typer.Option(
-        0.95,
-        "--confidence",
-        help="Coverage of the intervals, in (0, 1): over the random draw of the judged topics, the "
-        "share of draws whose interval holds a run's mean over all topics on human labels; for each "
-        "run on its own, not all runs at once.",
-    ),
-    pairs: bool = typer.Option(
-        False,
-        "--pairs",
-        help="Also every pair of runs: the difference (a - b), its interval, resolved (a>b, a<b) "
-        "where the interval excludes 0, else no.",
-    ),
-    simultaneous: bool = typer.Option(
-        False,
-        "--simultaneous",
-        help="With --pairs: intervals that hold for all pairs of a measure at once (Bonferroni, "
-        "1 - (1 - confidence) / pairs each), so that every 'resolved' holds together. [default: "
-        "each pair's interval on its own, as the output says]",
-    ),
-    mode: str = typer.Option(
-        "finite",
-        "--mode",
-        help="finite (Student t, finite-population correction: the judged topics are a sample of "
-        "these topics) or ppi_py (normal quantile, no correction, unjudged topics as the unlabelled "
-        "set: the reference implementation's numbers).",
-    ),
-    fmt: str = typer.Option("tsv", "--format", "-f", help="tsv (estimates, then pairs), json or latex."),
-    digits: int = typer.Option(4, "--digits", min=0, max=17, help="Decimals in tsv."),
+    confidence: Annotated[
+        float,
+        typer.Option(
+            "--confidence",
+            help="Coverage of the intervals, in (0, 1): over the random draw of the judged topics, the "
+            "share of draws whose interval holds a run's mean over all topics on human labels; for each "
+            "run on its own, not all runs at once.",
+        ),
+    ] = 0.95,
+    pairs: Annotated[
+        bool,
+        typer.Option(
+            "--pairs",
+            help="Also every pair of runs: the difference (a - b), its interval, resolved (a>b, a<b) "
+            "where the interval excludes 0, else no.",
+        ),
+    ] = False,
+    simultaneous: Annotated[
+        bool,
+        typer.Option(
+            "--simultaneous",
+            help="With --pairs: intervals that hold for all pairs of a measure at once (Bonferroni, "
+            "1 - (1 - confidence) / pairs each), so that every 'resolved' holds together. [default: "
+            "each pair's interval on its own, as the output says]",
+        ),
+    ] = False,
+    mode: Annotated[
+        choices.EstimateMode,
+        typer.Option(
+            "--mode",
+            help="finite (Student t, finite-population correction: the judged topics are a sample of "
+            "these topics) or ppi_py (normal quantile, no correction, unjudged topics as the unlabelled "
+            "set: the reference implementation's numbers).",
+        ),
+    ] = "finite",
+    fmt: Annotated[
+        choices.ReportFormat,
+        typer.Option("--format", "-f", help="tsv (estimates, then pairs), json or latex."),
+    ] = "tsv",
+    digits: Annotated[int, typer.Option("--digits", min=0, max=17, help="Decimals in tsv.")] = 4,
     name_from: opt.NameFrom = "tag",
     output: opt.ReportPath = None,
-    plot: OptionalOutputPath = typer.Option(
-        None,
-        "--plot",
-        help="Draw the forest plot (.png, .svg or .pdf): per run the PPI++ and human-only intervals "
-        "and the LLM-only mean. Needs matplotlib: pip install 'rubric-workbench[plot]'.",
-    ),
+    plot: Annotated[
+        OptionalOutputPath,
+        typer.Option(
+            "--plot",
+            help="Draw the forest plot (.png, .svg or .pdf): per run the PPI++ and human-only intervals "
+            "and the LLM-only mean. Needs matplotlib: pip install 'rubric-workbench[plot]'.",
+        ),
+    ] = None,
     subset: opt.QueryOptions = ...,
 ) -> None:
     """Leaderboard from LLM labels on every topic and human labels on a random few, with intervals.

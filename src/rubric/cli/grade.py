@@ -8,11 +8,12 @@ imported here at module level (``rubric --help`` stays fast); torch loads inside
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
 
+from rubric.cli import choices
 from rubric.cli import options as opt
 from rubric.cli.common import OutputPath, info, phase_app, updates_in_place
 from rubric.cli.rag_nuggets import assign_command
@@ -43,14 +44,18 @@ PASSAGES_HELP = "Passages file (.jsonl or .jsonl.gz) from `rubric convert`."
 @updates_in_place("passages")
 @opt.option_groups
 def exam_command(
-    passages: Path = typer.Argument(..., help=PASSAGES_HELP),
-    bank: Path = typer.Option(..., "--bank", "-b", help="Test bank (questions or nuggets, JSONL); required."),
-    prompt: list[str] = typer.Option(
-        ...,
-        "--prompt",
-        "-p",
-        help="Question, nugget or verify prompt name (see `rubric prompts list`); repeatable.",
-    ),
+    passages: Annotated[Path, typer.Argument(help=PASSAGES_HELP)],
+    bank: Annotated[
+        Path, typer.Option("--bank", "-b", help="Test bank (questions or nuggets, JSONL); required.")
+    ] = ...,
+    prompt: Annotated[
+        list[str],
+        typer.Option(
+            "--prompt",
+            "-p",
+            help="Question, nugget or verify prompt name (see `rubric prompts list`); repeatable.",
+        ),
+    ] = ...,
     options: opt.GradeOptions = ...,
     queries: opt.QueriesFile = None,
 ) -> None:
@@ -71,15 +76,19 @@ def exam_command(
 @updates_in_place("passages")
 @opt.option_groups
 def direct_command(
-    passages: Path = typer.Argument(..., help=PASSAGES_HELP),
-    queries: Path = typer.Option(..., "--topics", help="Query texts (topics): JSON, TSV or JSONL; required."),
-    prompt: list[str] = typer.Option(
-        ...,
-        "--prompt",
-        "-p",
-        help="Direct prompt: Sun, Sun_few, FagB, FagB_few, HELM, Thomas, UMBRELA, LLMJudge "
-        "(`rubric prompts list --kind direct`); repeatable.",
-    ),
+    passages: Annotated[Path, typer.Argument(help=PASSAGES_HELP)],
+    queries: Annotated[
+        Path, typer.Option("--topics", help="Query texts (topics): JSON, TSV or JSONL; required.")
+    ] = ...,
+    prompt: Annotated[
+        list[str],
+        typer.Option(
+            "--prompt",
+            "-p",
+            help="Direct prompt: Sun, Sun_few, FagB, FagB_few, HELM, Thomas, UMBRELA, LLMJudge "
+            "(`rubric prompts list --kind direct`); repeatable.",
+        ),
+    ] = ...,
     options: opt.GradeOptions = ...,
 ) -> None:
     """Grade every (passage, query) pair with direct relevance prompts; grades go into `grades`.
@@ -92,24 +101,32 @@ def direct_command(
 @app.command("import")
 @updates_in_place("graded")
 def import_command(
-    graded: Path = typer.Argument(..., help="Graded (or pooled) passages file (.jsonl or .jsonl.gz)."),
+    graded: Annotated[Path, typer.Argument(help="Graded (or pooled) passages file (.jsonl or .jsonl.gz).")],
     qrels: opt.QrelsFile = ...,
-    output: OutputPath = typer.Option(..., "--output", "-o", help="Graded passages file to write."),
-    as_: str = typer.Option(
-        "grades",
-        "--as",
-        help="grades: a direct grade per judged passage (llm 'imported'); judgments: the passage's "
-        "judgments replaced by the label; both.",
-    ),
-    prompt_class: str = typer.Option(
-        "QrelImport", "--prompt-class", help="The imported grades' prompt_class (select them with it)."
-    ),
-    append_judgments: bool = typer.Option(
-        False, "--append-judgments", help="--as judgments/both: add the label to the passage's judgments."
-    ),
-    topics: Path | None = typer.Option(
-        None, "--topics", help="Query texts, recorded as the judgments' titleQuery. [default: none]"
-    ),
+    output: Annotated[
+        OutputPath, typer.Option("--output", "-o", help="Graded passages file to write.")
+    ] = ...,
+    as_: Annotated[
+        choices.GradesAs,
+        typer.Option(
+            "--as",
+            help="grades: a direct grade per judged passage (llm 'imported'); judgments: the passage's "
+            "judgments replaced by the label; both.",
+        ),
+    ] = "grades",
+    prompt_class: Annotated[
+        str, typer.Option("--prompt-class", help="The imported grades' prompt_class (select them with it).")
+    ] = "QrelImport",
+    append_judgments: Annotated[
+        bool,
+        typer.Option(
+            "--append-judgments", help="--as judgments/both: add the label to the passage's judgments."
+        ),
+    ] = False,
+    topics: Annotated[
+        Path | None,
+        typer.Option("--topics", help="Query texts, recorded as the judgments' titleQuery. [default: none]"),
+    ] = None,
 ) -> None:
     """Import a qrels file's labels into a graded passages file, as grades or as judgments.
 
@@ -134,16 +151,18 @@ def import_command(
 
 @app.command("merge")
 def merge_command(
-    parts: list[Path] = typer.Argument(..., help="Graded parts written with --shard i/n."),
-    output: OutputPath = typer.Option(
-        ..., "--output", "-o", help="Graded passages file to write (.jsonl.gz)."
-    ),
-    order: Path | None = typer.Option(
-        None,
-        "--order",
-        help="Passages file whose query order the merged file keeps (then it equals an unsharded run). "
-        "Default: the parts' order.",
-    ),
+    parts: Annotated[list[Path], typer.Argument(help="Graded parts written with --shard i/n.")],
+    output: Annotated[
+        OutputPath, typer.Option("--output", "-o", help="Graded passages file to write (.jsonl.gz).")
+    ] = ...,
+    order: Annotated[
+        Path | None,
+        typer.Option(
+            "--order",
+            help="Passages file whose query order the merged file keeps (then it equals an unsharded run). "
+            "Default: the parts' order.",
+        ),
+    ] = None,
 ) -> None:
     """Join the parts of a sharded grading run into one file; a query in two parts is an error.
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
@@ -40,6 +40,7 @@ app = phase_app(
     "(RUBRIC / EXAM++ / AutoNuggetizer).\n\n"
     "Phases: convert -> bank -> grade -> verify / evaluate. Files are gzip JSON lines.",
     name="rubric",
+    add_completion=True,  # --install-completion / --show-completion: options and their choices
 )
 
 
@@ -51,9 +52,9 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: bool = typer.Option(
-        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
-    ),
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
 ) -> None:
     """Evaluate retrieval, generation and RAG systems with LLM-graded rubrics."""
 
@@ -84,7 +85,8 @@ def _command_line_error(e: typer.TyperException) -> None:
     if type(e).__name__ == "NoArgsIsHelpError":  # `rubric evaluate`
         e.show()  # type: ignore[attr-defined]
         sys.exit(UserError.exit_code)
-    print(f"rubric: error: {e.format_message()}", file=sys.stderr)
+    # a refused choice reads "Value error, 'xml' is not one of ...": the prefix says nothing
+    print(f"rubric: error: {e.format_message().replace('Value error, ', '')}", file=sys.stderr)
     ctx = getattr(e, "ctx", None)
     if ctx is not None:
         print(f"Try '{ctx.command_path} -h' for help.", file=sys.stderr)

@@ -8,8 +8,11 @@ from :mod:`rubric.plots` (matplotlib, imported only with --plot).
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
+from rubric.cli import choices
 from rubric.cli import options as opt
 from rubric.cli.common import OptionalOutputPath, emit, info
 from rubric.errors import UserError
@@ -18,89 +21,121 @@ from rubric.plots import check_plot, parse_limits
 
 @opt.option_groups
 def meta_command(
-    evaluations: list[str] = typer.Argument(
-        ...,
-        help="Per-(run, query) score tables of the evaluations to check, one condition each: "
-        "`evaluate leaderboard -q` or `evaluate cover -q` TSV, `evaluate nuggets -o` TSV, trec_eval -q "
-        "output (a folder of them: one file per run), or a run-level leaderboard. NAME=PATH names a "
-        "condition. With --confusion: two ASSIGNED files (automatic, manual).",
-    ),
-    reference: list[str] = typer.Option(
-        None,
-        "--reference",
-        "-R",
-        help="The reference evaluation (y axis), in any of the same formats, or an official "
-        'leaderboard: {"run": rank} JSON or a TSV of run scores (run level only). Repeatable: the '
-        "files form one table (e.g. one trec_eval -q file per run). NAME=PATH names it.",
-    ),
-    measures: list[str] = typer.Option(
-        None,
-        "--measure",
-        "-m",
-        help="Measure(s) to compare, as named in the tables (ndcg_cut.10 finds ndcg_cut_10); one row "
-        "per condition and measure. [default: every measure all tables have]",
-    ),
-    reference_measure: str | None = typer.Option(
-        None,
-        "--reference-measure",
-        help="The reference's measure for every row (e.g. compare cover@20 with ndcg_cut_10). "
-        "[default: the same name as -m; the only one when the reference has one]",
-    ),
-    digits: int = typer.Option(
-        4,
-        "--digits",
-        help="Round scores to this many decimals before ranking (4 = as trec_eval prints them, as "
-        "`evaluate correlate` does; -1 = full precision).",
-    ),
-    resamples: int = typer.Option(
-        1000, "--resamples", min=0, help="Bootstrap resamples of topics for the intervals (0: none)."
-    ),
-    seed: int = typer.Option(42, "--seed", help="Seed of the bootstrap."),
-    confidence: float = typer.Option(0.95, "--confidence", help="Coverage of the bootstrap intervals."),
-    fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, json or latex (booktabs)."),
+    evaluations: Annotated[
+        list[str],
+        typer.Argument(
+            help="Per-(run, query) score tables of the evaluations to check, one condition each: "
+            "`evaluate leaderboard -q` or `evaluate cover -q` TSV, `evaluate nuggets -o` TSV, trec_eval -q "
+            "output (a folder of them: one file per run), or a run-level leaderboard. NAME=PATH names a "
+            "condition. With --confusion: two ASSIGNED files (automatic, manual)."
+        ),
+    ],
+    reference: Annotated[
+        list[str],
+        typer.Option(
+            "--reference",
+            "-R",
+            help="The reference evaluation (y axis), in any of the same formats, or an official "
+            'leaderboard: {"run": rank} JSON or a TSV of run scores (run level only). Repeatable: the '
+            "files form one table (e.g. one trec_eval -q file per run). NAME=PATH names it.",
+        ),
+    ] = None,
+    measures: Annotated[
+        list[str],
+        typer.Option(
+            "--measure",
+            "-m",
+            help="Measure(s) to compare, as named in the tables (ndcg_cut.10 finds ndcg_cut_10); one row "
+            "per condition and measure. [default: every measure all tables have]",
+        ),
+    ] = None,
+    reference_measure: Annotated[
+        str | None,
+        typer.Option(
+            "--reference-measure",
+            help="The reference's measure for every row (e.g. compare cover@20 with ndcg_cut_10). "
+            "[default: the same name as -m; the only one when the reference has one]",
+        ),
+    ] = None,
+    digits: Annotated[
+        int,
+        typer.Option(
+            "--digits",
+            help="Round scores to this many decimals before ranking (4 = as trec_eval prints them, as "
+            "`evaluate correlate` does; -1 = full precision).",
+        ),
+    ] = 4,
+    resamples: Annotated[
+        int,
+        typer.Option("--resamples", min=0, help="Bootstrap resamples of topics for the intervals (0: none)."),
+    ] = 1000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 42,
+    confidence: Annotated[
+        float, typer.Option("--confidence", help="Coverage of the bootstrap intervals.")
+    ] = 0.95,
+    fmt: Annotated[
+        choices.ReportFormat, typer.Option("--format", "-f", help="tsv, json or latex (booktabs).")
+    ] = "tsv",
     output: opt.ReportPath = None,
-    per_topic: OptionalOutputPath = typer.Option(
-        None,
-        "--per-topic",
-        help="Also write each topic's Spearman and Kendall between the runs' orderings (TSV: "
-        "condition, measure, query, runs, spearman, kendall; query 'all' = run level).",
-    ),
-    scatter: OptionalOutputPath = typer.Option(
-        None,
-        "--scatter",
-        help="Also write the scatter's points as TSV (condition, measure, reference_measure, run, "
-        "query, evaluation, reference; query 'all' = the run's scores).",
-    ),
-    plot: OptionalOutputPath = typer.Option(
-        None,
-        "--plot",
-        help="Draw the figure (.png, .svg or .pdf): the scatter of evaluation vs reference (runs "
-        "large, topic/run pairs small, the three taus in each panel's title); with --confusion the "
-        "heatmap. Needs matplotlib: pip install 'rubric-workbench[plot]'.",
-    ),
-    label_runs: bool = typer.Option(
-        False,
-        "--label-runs",
-        help="Write run names next to their points, where they overlap nothing; when some name finds "
-        "no free place, number the runs and name them in a key beside the panels.",
-    ),
-    xlim: str | None = typer.Option(
-        None, "--xlim", metavar="LO,HI", help="Fix the x axis range of the scatter. [default: the data's]"
-    ),
-    ylim: str | None = typer.Option(
-        None, "--ylim", metavar="LO,HI", help="Fix the y axis range of the scatter. [default: the data's]"
-    ),
-    plot_size: float = typer.Option(
-        4.0, "--plot-size", min=1.0, max=30.0, help="Size of one scatter panel, in inches (square)."
-    ),
+    per_topic: Annotated[
+        OptionalOutputPath,
+        typer.Option(
+            "--per-topic",
+            help="Also write each topic's Spearman and Kendall between the runs' orderings (TSV: "
+            "condition, measure, query, runs, spearman, kendall; query 'all' = run level).",
+        ),
+    ] = None,
+    scatter: Annotated[
+        OptionalOutputPath,
+        typer.Option(
+            "--scatter",
+            help="Also write the scatter's points as TSV (condition, measure, reference_measure, run, "
+            "query, evaluation, reference; query 'all' = the run's scores).",
+        ),
+    ] = None,
+    plot: Annotated[
+        OptionalOutputPath,
+        typer.Option(
+            "--plot",
+            help="Draw the figure (.png, .svg or .pdf): the scatter of evaluation vs reference (runs "
+            "large, topic/run pairs small, the three taus in each panel's title); with --confusion the "
+            "heatmap. Needs matplotlib: pip install 'rubric-workbench[plot]'.",
+        ),
+    ] = None,
+    label_runs: Annotated[
+        bool,
+        typer.Option(
+            "--label-runs",
+            help="Write run names next to their points, where they overlap nothing; when some name finds "
+            "no free place, number the runs and name them in a key beside the panels.",
+        ),
+    ] = False,
+    xlim: Annotated[
+        str | None,
+        typer.Option(
+            "--xlim", metavar="LO,HI", help="Fix the x axis range of the scatter. [default: the data's]"
+        ),
+    ] = None,
+    ylim: Annotated[
+        str | None,
+        typer.Option(
+            "--ylim", metavar="LO,HI", help="Fix the y axis range of the scatter. [default: the data's]"
+        ),
+    ] = None,
+    plot_size: Annotated[
+        float,
+        typer.Option("--plot-size", min=1.0, max=30.0, help="Size of one scatter panel, in inches (square)."),
+    ] = 4.0,
     dpi: opt.Dpi = 100,
     by_row: opt.ByRow = False,
-    confusion: bool = typer.Option(
-        False,
-        "--confusion",
-        help="Compare two ASSIGNED files instead: 3x3 support/partial_support/not_support matrix "
-        "(rows: the first file, columns: the second) with shares and counts.",
-    ),
+    confusion: Annotated[
+        bool,
+        typer.Option(
+            "--confusion",
+            help="Compare two ASSIGNED files instead: 3x3 support/partial_support/not_support matrix "
+            "(rows: the first file, columns: the second) with shares and counts.",
+        ),
+    ] = False,
     subset: opt.QueryOptions = ...,
 ) -> None:
     """How well an evaluation agrees with a reference: Kendall's tau three ways, as the papers do.

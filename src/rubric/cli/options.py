@@ -1,8 +1,9 @@
 """The options several commands share, each defined once as a ``typing.Annotated`` type.
 
-A command declares ``output: OutputPath = typer.Option(...)`` (the output guard finds what a
-command writes by this type), ``query: QueryIds = None`` and so on. Sets of options that travel
-together are dataclasses of such types: a command takes ``llm: ChatOptions`` and
+A command declares ``output: Annotated[OutputPath, typer.Option("--output", ...)]`` (the output
+guard finds what a command writes by this type), ``query: QueryIds = None`` and so on; every
+option is ``name: Annotated[type, typer.Option(...)] = default``, as Typer documents it. Sets of
+options that travel together are dataclasses of such types: a command takes ``llm: ChatOptions`` and
 :func:`option_groups` gives Typer the dataclass's fields as options and the command the object,
 so the thirteen options of the OpenAI-compatible backend are written here only. The option
 dataclasses subclass the library's settings (:mod:`rubric.llm.settings`,
@@ -25,13 +26,14 @@ from typing import Annotated, Any
 
 import typer
 
+from rubric.cli import choices
 from rubric.cli.common import WRITES, info
 from rubric.grading.settings import GradeSettings
 from rubric.llm.registry import backends_help
 from rubric.llm.settings import ApiSettings, ChatSettings, LocalSettings
 
 if typing.TYPE_CHECKING:
-    from rubric.llm.outcome import Outcome
+    from rubric.outcome import Outcome
 
 # --- query subsets ------------------------------------------------------------------------------
 # No short names: ``-q`` already means other things in some commands (``--per-query``).
@@ -57,14 +59,6 @@ def selection(query: list[str] | None, queries: Path | None):
     from rubric.data.query_selection import QuerySelection
 
     return QuerySelection.from_options(query, queries)
-
-
-def note_absent(ids: list[str], where: str, consequence: str = "") -> None:
-    """Say on stderr which queries an input lacks (nothing when none is missing)."""
-    from rubric.data.query_selection import absent_note
-
-    if line := absent_note(ids, where, consequence):
-        info(line)
 
 
 ReportPath = Annotated[
@@ -202,7 +196,7 @@ class LocalOptions(LocalSettings):
         str, _opt("--device", help="cpu, cuda, cuda:N or auto (cuda when available). Default: auto.")
     ] = "auto"
     dtype: Annotated[
-        str,
+        choices.Dtype,
         _opt("--dtype", help="float32, bfloat16, float16 or auto (bf16 on GPU, fp32 on CPU). Default: auto."),
     ] = "auto"
     batch_size: Annotated[
@@ -248,7 +242,7 @@ class LocalOptions(LocalSettings):
         int, _opt("--num-beams", help="1 = greedy (default); 5 = the original tool's beam search (slower).")
     ] = 1
     attention: Annotated[
-        str,
+        choices.Attention,
         _opt(
             "--attention",
             help="Attention of local models: eager (transformers' own), sdpa, flex (T5: the relative "
@@ -267,7 +261,7 @@ class LocalOptions(LocalSettings):
         ),
     ] = False
     compute_type: Annotated[
-        str,
+        choices.ComputeType,
         _opt(
             "--compute-type",
             help="Arithmetic of the ct2 backends: float32, int8, int8_float16, float16 or auto (float32 "
@@ -469,7 +463,7 @@ class KindOptions:
     prompt_type: PromptType = None
 
     def grade_filter(self) -> Any:
-        from rubric.data.select import GradeFilter
+        from rubric.data.grade_filter import GradeFilter
 
         return GradeFilter(self.prompt_class, self.llm, self.prompt_type)
 
@@ -496,7 +490,9 @@ class GradedOptions:
 class RowTables:
     """How a report of row tables is written: ``--format`` (checked at once) and ``-o``."""
 
-    fmt: Annotated[str, typer.Option("--format", "-f", help="tsv, csv or md (Markdown).")] = "tsv"
+    fmt: Annotated[choices.TableFormat, typer.Option("--format", "-f", help="tsv, csv or md (Markdown).")] = (
+        "tsv"
+    )
     output: ReportPath = None
 
     def __post_init__(self) -> None:
@@ -536,7 +532,9 @@ QrelsFile = Annotated[
 Level = Annotated[
     int, typer.Option("--level", "-l", min=1, help="trec_eval -l: grades >= this are relevant.")
 ]
-NameFrom = Annotated[str, typer.Option("--name-from", help="Run name: 'tag' (column 6) or 'file'.")]
+NameFrom = Annotated[
+    choices.NameFrom, typer.Option("--name-from", help="Run name: 'tag' (column 6) or 'file'.")
+]
 Label = Annotated[
     str,
     typer.Option(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -15,12 +16,13 @@ PROMPT_FILE_HELP = "Your own prompt file (TOML, see docs/prompts.md); repeatable
 
 @app.command("list")
 def list_command(
-    prompt_file: list[Path] = typer.Option(None, "--prompt-file", help=PROMPT_FILE_HELP),
-    kind: str | None = typer.Option(
-        None,
-        "--kind",
-        help="Only prompts of this kind (question, nugget, direct, verify, ...). Default: all.",
-    ),
+    prompt_file: Annotated[list[Path], typer.Option("--prompt-file", help=PROMPT_FILE_HELP)] = None,
+    kind: Annotated[
+        str | None,
+        typer.Option(
+            "--kind", help="Only prompts of this kind (question, nugget, direct, verify, ...). Default: all."
+        ),
+    ] = None,
 ) -> None:
     """Print every prompt: name, kind, answer parser and a one-line description.
 
@@ -34,17 +36,24 @@ def list_command(
 
 @app.command("show")
 def show_command(
-    name: str = typer.Argument(..., help="Prompt name (e.g. NuggetSelfRatedPrompt), alias or .toml path."),
-    prompt_file: list[Path] = typer.Option(None, "--prompt-file", help=PROMPT_FILE_HELP),
-    example: bool = typer.Option(
-        False, "--example", "-e", help="Also print the prompt filled with example values. Default: off."
-    ),
-    values: list[str] = typer.Option(
-        None,
-        "--set",
-        help="With --example: a placeholder value, NAME=TEXT (repeatable), e.g. --set "
-        "'question=Who wrote Hamlet?'. Default: built-in example values.",
-    ),
+    name: Annotated[
+        str, typer.Argument(help="Prompt name (e.g. NuggetSelfRatedPrompt), alias or .toml path.")
+    ],
+    prompt_file: Annotated[list[Path], typer.Option("--prompt-file", help=PROMPT_FILE_HELP)] = None,
+    example: Annotated[
+        bool,
+        typer.Option(
+            "--example", "-e", help="Also print the prompt filled with example values. Default: off."
+        ),
+    ] = False,
+    values: Annotated[
+        list[str],
+        typer.Option(
+            "--set",
+            help="With --example: a placeholder value, NAME=TEXT (repeatable), e.g. --set "
+            "'question=Who wrote Hamlet?'. Default: built-in example values.",
+        ),
+    ] = None,
 ) -> None:
     """Print a prompt file as it is (template with {placeholders}), optionally rendered.
 

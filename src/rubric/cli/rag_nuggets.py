@@ -7,34 +7,43 @@ register them: ``app.command("assign")(assign_command)``, ``app.command("nuggets
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
+from rubric.cli import choices
 from rubric.cli import options as opt
 from rubric.cli.common import OptionalOutputPath, OutputPath, emit, info
 
 
 @opt.option_groups
 def assign_command(
-    answers: list[Path] = typer.Argument(
-        ...,
-        help="TREC RAG 2024/2025 answer files, or passages files (a run's passages for a query "
-        "form its answer).",
-    ),
-    bank: Path = typer.Option(..., "--bank", "-b", help="Nugget bank (e.g. from `rubric bank nuggetize`)."),
-    topics: Path = typer.Option(
-        None,
-        "--topics",
-        help="Query texts. [default: the answers' topics, else the bank's query_text]",
-    ),
-    prompt: str = typer.Option(
-        "AutoNuggetizerAssign", "--prompt", help="Assignment prompt name or TOML file."
-    ),
+    answers: Annotated[
+        list[Path],
+        typer.Argument(
+            help="TREC RAG 2024/2025 answer files, or passages files (a run's passages for a query "
+            "form its answer)."
+        ),
+    ],
+    bank: Annotated[
+        Path, typer.Option("--bank", "-b", help="Nugget bank (e.g. from `rubric bank nuggetize`).")
+    ] = ...,
+    topics: Annotated[
+        Path,
+        typer.Option(
+            "--topics", help="Query texts. [default: the answers' topics, else the bank's query_text]"
+        ),
+    ] = None,
+    prompt: Annotated[
+        str, typer.Option("--prompt", help="Assignment prompt name or TOML file.")
+    ] = "AutoNuggetizerAssign",
     prompt_file: opt.PromptFiles = None,
-    batch: int = typer.Option(10, "--batch", help="Nuggets per LLM call (the paper uses at most 10)."),
-    output: OutputPath = typer.Option(
-        ..., "--output", "-o", help="ASSIGNED file to write (.jsonl or .jsonl.gz)."
-    ),
+    batch: Annotated[
+        int, typer.Option("--batch", help="Nuggets per LLM call (the paper uses at most 10).")
+    ] = 10,
+    output: Annotated[
+        OutputPath, typer.Option("--output", "-o", help="ASSIGNED file to write (.jsonl or .jsonl.gz).")
+    ] = ...,
     subset: opt.QueryOptions = ...,
     llm: opt.ChatOptions = ...,
 ) -> None:
@@ -69,11 +78,15 @@ def assign_command(
 
 @opt.option_groups
 def nuggets_command(
-    assigned: Path = typer.Argument(..., help="ASSIGNED file from `rubric grade assign`."),
-    output: OptionalOutputPath = typer.Option(
-        None, "--output", "-o", help="Also write the per-(run, query) scores here (TSV)."
-    ),
-    fmt: str = typer.Option("tsv", "--format", help="Leaderboard format on stdout: tsv, json or latex."),
+    assigned: Annotated[Path, typer.Argument(help="ASSIGNED file from `rubric grade assign`.")],
+    output: Annotated[
+        OptionalOutputPath,
+        typer.Option("--output", "-o", help="Also write the per-(run, query) scores here (TSV)."),
+    ] = None,
+    fmt: Annotated[
+        choices.ReportFormat,
+        typer.Option("--format", help="Leaderboard format on stdout: tsv, json or latex."),
+    ] = "tsv",
     subset: opt.QueryOptions = ...,
 ) -> None:
     """Nugget scores per run: V_strict, V_partial, A_strict, A_partial (mean over queries, stderr).
@@ -93,24 +106,36 @@ def nuggets_command(
 
 @opt.option_groups
 def support_command(
-    answers: list[Path] = typer.Argument(
-        ...,
-        help="TREC RAG answer files (ragnarok JSONL: topic_id, answer: [{text, citations: [index]}], "
-        "references: [segment id]).",
-    ),
-    segments: list[Path] = typer.Option(
-        ...,
-        "--segments",
-        help="Texts of the cited segments (repeatable): MS MARCO v2.1 segment JSONL ({docid, title, "
-        "segment}, .gz too), or any collection format `convert runs --collection` reads. Only the "
-        "cited ids are kept.",
-    ),
-    output: OutputPath = typer.Option(
-        ..., "--output", "-o", help="SUPPORT file to write: every sentence's citations with their support."
-    ),
-    prompt: str = typer.Option("TREC24Support", "--prompt", help="Support prompt name or TOML file."),
+    answers: Annotated[
+        list[Path],
+        typer.Argument(
+            help="TREC RAG answer files (ragnarok JSONL: topic_id, answer: [{text, citations: [index]}], "
+            "references: [segment id])."
+        ),
+    ],
+    segments: Annotated[
+        list[Path],
+        typer.Option(
+            "--segments",
+            help="Texts of the cited segments (repeatable): MS MARCO v2.1 segment JSONL ({docid, title, "
+            "segment}, .gz too), or any collection format `convert runs --collection` reads. Only the "
+            "cited ids are kept.",
+        ),
+    ] = ...,
+    output: Annotated[
+        OutputPath,
+        typer.Option(
+            "--output", "-o", help="SUPPORT file to write: every sentence's citations with their support."
+        ),
+    ] = ...,
+    prompt: Annotated[
+        str, typer.Option("--prompt", help="Support prompt name or TOML file.")
+    ] = "TREC24Support",
     prompt_file: opt.PromptFiles = None,
-    fmt: str = typer.Option("tsv", "--format", help="Leaderboard format on stdout: tsv, json or latex."),
+    fmt: Annotated[
+        choices.ReportFormat,
+        typer.Option("--format", help="Leaderboard format on stdout: tsv, json or latex."),
+    ] = "tsv",
     llm: opt.ChatOptions = ...,
 ) -> None:
     """Citation support: each answer sentence against each segment it cites, judged by an LLM.

@@ -1,11 +1,11 @@
-"""Old option spellings, accepted for one release with a one-line note on stderr.
+"""Old option spellings, accepted until 0.3.0 (:data:`REMOVED_IN`) with a one-line note on stderr.
 
 Issue 24 gave every option one meaning across the CLI: ``--topics FILE`` is the query *texts*
 input, ``--query ID`` / ``--queries FILE`` the subset filter everywhere; ``-m`` is ``--measure``,
 ``-p`` is ``--prompt``, ``-q`` is ``--per-query`` (all as trec_eval spells them). The spellings
 those renames replaced are rewritten here, per command, before Typer parses the command line, so
 the commands declare only the new names (``--help`` shows only those) and one table says what
-goes in the next release. A short flag is kept only where it is unambiguous in that command (it
+is removed in 0.3.0. A short flag is kept only where it is unambiguous in that command (it
 has no new meaning there): ``-m`` for ``--model`` stays in the commands that take no measure.
 """
 
@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
+
+# The release that drops every spelling in RENAMED (the note says so).
+REMOVED_IN = "0.3.0"
 
 _TOPICS = {"--queries": "--topics", "-q": "--topics"}
 _MODEL = {"-m": "--model"}
@@ -144,6 +147,6 @@ def modernize(
     for old in noted:
         say(
             f"rubric: note: {old} in '{' '.join(command)}' is now {table[old]}; "
-            "the old spelling goes in the next release"
+            f"the old spelling is removed in {REMOVED_IN}"
         )
     return out

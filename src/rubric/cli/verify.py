@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
+from rubric.cli import choices
 from rubric.cli import options as opt
 from rubric.cli.common import OptionalOutputPath, OutputPath, info, phase_app
 from rubric.data.table import emit_tables
@@ -20,15 +22,20 @@ DL_JUDGMENT_HINT = (
     "1 (trec_eval's default level) counts every judgment above 0; TREC DL passage judgments are "
     "0-3 and the track counts 2 and up as relevant (1 means 'related'), so use 2 there."
 )
-BANK_OPT = typer.Option(
-    None, "--bank", "-b", help="Test bank(s) to show item texts next to ids (repeatable; default: none)."
-)
-ANSWER_OPT = typer.Option(
-    "auto",
-    "--answer-prompt",
-    help="Prompt class whose extracted answers are shown: 'auto' (the answer-extraction prompt of the "
-    "same LLM and items, if exactly one), 'rating' (the rating prompt's own answers) or a prompt class.",
-)
+ItemBanks = Annotated[
+    list[Path],
+    typer.Option(
+        "--bank", "-b", help="Test bank(s) to show item texts next to ids (repeatable; default: none)."
+    ),
+]
+AnswerPrompt = Annotated[
+    str,
+    typer.Option(
+        "--answer-prompt",
+        help="Prompt class whose extracted answers are shown: 'auto' (the answer-extraction prompt of the "
+        "same LLM and items, if exactly one), 'rating' (the rating prompt's own answers) or a prompt class.",
+    ),
+]
 
 
 def _texts(banks: list[Path] | None) -> dict[str, str]:
@@ -41,11 +48,14 @@ def _texts(banks: list[Path] | None) -> dict[str, str]:
 @opt.option_groups
 def grading_command(
     graded: opt.GradedOptions = ...,
-    answer_prompt: str = ANSWER_OPT,
-    bank: list[Path] = BANK_OPT,
-    width: int = typer.Option(
-        120, "--width", min=0, help="Cut answers and passage texts to this many characters (0: all)."
-    ),
+    answer_prompt: AnswerPrompt = "auto",
+    bank: ItemBanks = None,
+    width: Annotated[
+        int,
+        typer.Option(
+            "--width", min=0, help="Cut answers and passage texts to this many characters (0: all)."
+        ),
+    ] = 120,
     table: opt.RowTables = ...,
 ) -> None:
     """Per item, every passage's grade with the extracted answer, highest grade first.
@@ -53,7 +63,7 @@ def grading_command(
     Example: rubric verify grading graded.jsonl.gz --rating-prompt NuggetSelfRatedPrompt
     --answer-prompt NuggetExtractionPrompt --format md -o grading.md
     """
-    from rubric.verify.grading import grading_report
+    from rubric.verify.graded_answers import grading_report
 
     texts = _texts(bank)
     grading_report(graded.selection(), texts, width, fmt=table.fmt, output=table.output, answer=answer_prompt)
@@ -63,12 +73,17 @@ def grading_command(
 @opt.option_groups
 def grid_command(
     graded: opt.GradedOptions = ...,
-    answer_prompt: str = ANSWER_OPT,
-    bank: list[Path] = BANK_OPT,
-    answers: bool = typer.Option(
-        True, "--with-answers/--grades-only", help="Cells 'grade: answer' (default) or just the grade."
-    ),
-    width: int = typer.Option(60, "--width", min=0, help="Cut answers to this many characters (0: all)."),
+    answer_prompt: AnswerPrompt = "auto",
+    bank: ItemBanks = None,
+    answers: Annotated[
+        bool,
+        typer.Option(
+            "--with-answers/--grades-only", help="Cells 'grade: answer' (default) or just the grade."
+        ),
+    ] = True,
+    width: Annotated[
+        int, typer.Option("--width", min=0, help="Cut answers to this many characters (0: all).")
+    ] = 60,
     table: opt.RowTables = ...,
 ) -> None:
     """Per query, a passages x items grid of grades and answers (columns: short item ids).
@@ -97,20 +112,22 @@ def grid_command(
 @opt.option_groups
 def uncovered_command(
     graded: opt.GradedOptions = ...,
-    min_judgment: int = typer.Option(
-        1,
-        "--min-relevant-judgment",
-        "--min-judgment",
-        "-j",
-        min=1,
-        help="Judged relevant from this level. " + DL_JUDGMENT_HINT,
-    ),
-    min_grade: int = typer.Option(
-        4, "--min-grade", "-t", min=0, max=5, help="An item covers a passage from this grade."
-    ),
-    width: int = typer.Option(
-        200, "--width", min=0, help="Cut passage texts to this many characters (0: all)."
-    ),
+    min_judgment: Annotated[
+        int,
+        typer.Option(
+            "--min-relevant-judgment",
+            "--min-judgment",
+            "-j",
+            min=1,
+            help="Judged relevant from this level. " + DL_JUDGMENT_HINT,
+        ),
+    ] = 1,
+    min_grade: Annotated[
+        int, typer.Option("--min-grade", "-t", min=0, max=5, help="An item covers a passage from this grade.")
+    ] = 4,
+    width: Annotated[
+        int, typer.Option("--width", min=0, help="Cut passage texts to this many characters (0: all).")
+    ] = 200,
     table: opt.RowTables = ...,
 ) -> None:
     """Passages judged relevant whose best grade is below the threshold: what the bank misses.
@@ -133,14 +150,14 @@ def uncovered_command(
 @opt.option_groups
 def spurious_command(
     graded: opt.GradedOptions = ...,
-    max_judgment: int = typer.Option(
-        0, "--max-judgment", min=0, help="Judged non-relevant up to this level."
-    ),
-    min_grade: int = typer.Option(
-        4, "--min-grade", "-t", min=0, max=5, help="A grade from this level counts as high."
-    ),
-    bank: list[Path] = BANK_OPT,
-    top: int = typer.Option(0, "--top", "-n", min=0, help="Show only the first N items (0: all)."),
+    max_judgment: Annotated[
+        int, typer.Option("--max-judgment", min=0, help="Judged non-relevant up to this level.")
+    ] = 0,
+    min_grade: Annotated[
+        int, typer.Option("--min-grade", "-t", min=0, max=5, help="A grade from this level counts as high.")
+    ] = 4,
+    bank: ItemBanks = None,
+    top: Annotated[int, typer.Option("--top", "-n", min=0, help="Show only the first N items (0: all).")] = 0,
     table: opt.RowTables = ...,
 ) -> None:
     """Items ranked by how many passages judged non-relevant they grade high (counts per item).
@@ -164,61 +181,81 @@ def spurious_command(
 @app.command("agreement")
 @opt.option_groups
 def agreement_command(
-    graded: Path | None = typer.Argument(
-        None, help=opt.GRADED_HELP + " Optional with --labels and --judgments."
-    ),
-    min_relevant: int = typer.Option(
-        1,
-        "--min-relevant-judgment",
-        "-j",
-        min=1,
-        help="Judgments from this level count as relevant. " + DL_JUDGMENT_HINT,
-    ),
-    prompt_class: list[str] = typer.Option(
-        None,
-        "--prompt",
-        "--prompt-class",
-        "-p",
-        help="Prompt class(es) to compare (repeatable: one set of tables each; default: the only one).",
-    ),
+    graded: Annotated[
+        Path | None, typer.Argument(help=opt.GRADED_HELP + " Optional with --labels and --judgments.")
+    ] = None,
+    min_relevant: Annotated[
+        int,
+        typer.Option(
+            "--min-relevant-judgment",
+            "-j",
+            min=1,
+            help="Judgments from this level count as relevant. " + DL_JUDGMENT_HINT,
+        ),
+    ] = 1,
+    prompt_class: Annotated[
+        list[str],
+        typer.Option(
+            "--prompt",
+            "--prompt-class",
+            "-p",
+            help="Prompt class(es) to compare (repeatable: one set of tables each; default: the only one).",
+        ),
+    ] = None,
     llm: opt.Llm = None,
     prompt_type: opt.PromptType = None,
     label: opt.Label = "max",
     min_grade: opt.CountFrom = 1,
-    grade_map: str | None = typer.Option(
-        None,
-        "--map",
-        help="Map labels to judgment levels first: 'G=L,...' gives L from label G up (highest G wins, "
-        "below all: 0), e.g. '5=3,4=1'. Default: compare labels as they are.",
-    ),
-    labels: Path | None = typer.Option(
-        None, "--labels", help="Compare these LLM qrels (qid 0 docid label) instead of grades in GRADED."
-    ),
-    judgments_file: Path | None = typer.Option(
-        None, "--judgments", help="Human qrels to compare against (default: the judgments in GRADED)."
-    ),
-    one_vs_rest: bool = typer.Option(
-        False,
-        "--one-vs-rest",
-        help="Also the original workbench's GRADED and MERGE tables: counts per label set and a "
-        "one-vs-rest Cohen's kappa per row (RUBRIC Table 5).",
-    ),
-    plot: OptionalOutputPath = typer.Option(
-        None,
-        "--plot",
-        help="Draw the grade x judgment counts as a heatmap (.png, .svg or .pdf; one panel per "
-        "prompt class, every grade and judgment level on each, kappa in the title). Needs "
-        "matplotlib: pip install 'rubric-workbench[plot]'.",
-    ),
+    grade_map: Annotated[
+        str | None,
+        typer.Option(
+            "--map",
+            help="Map labels to judgment levels first: 'G=L,...' gives L from label G up (highest G wins, "
+            "below all: 0), e.g. '5=3,4=1'. Default: compare labels as they are.",
+        ),
+    ] = None,
+    labels: Annotated[
+        Path | None,
+        typer.Option(
+            "--labels", help="Compare these LLM qrels (qid 0 docid label) instead of grades in GRADED."
+        ),
+    ] = None,
+    judgments_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--judgments", help="Human qrels to compare against (default: the judgments in GRADED)."
+        ),
+    ] = None,
+    one_vs_rest: Annotated[
+        bool,
+        typer.Option(
+            "--one-vs-rest",
+            help="Also the original workbench's GRADED and MERGE tables: counts per label set and a "
+            "one-vs-rest Cohen's kappa per row (RUBRIC Table 5).",
+        ),
+    ] = False,
+    plot: Annotated[
+        OptionalOutputPath,
+        typer.Option(
+            "--plot",
+            help="Draw the grade x judgment counts as a heatmap (.png, .svg or .pdf; one panel per "
+            "prompt class, every grade and judgment level on each, kappa in the title). Needs "
+            "matplotlib: pip install 'rubric-workbench[plot]'.",
+        ),
+    ] = None,
     by_row: opt.ByRow = False,
     dpi: opt.Dpi = 100,
-    reviews: bool = typer.Option(
-        False,
-        "--reviews",
-        help="Compare cell by cell the selected LLM grades with the HumanReview grades of `rubric verify "
-        "apply`: kappa of the LLM against each reviewer and between reviewers, on the cells both graded.",
-    ),
-    fmt: str = typer.Option("tsv", "--format", "-f", help="tsv, md or latex (booktabs)."),
+    reviews: Annotated[
+        bool,
+        typer.Option(
+            "--reviews",
+            help="Compare cell by cell the selected LLM grades with the HumanReview grades of `rubric verify "
+            "apply`: kappa of the LLM against each reviewer and between reviewers, on the cells both graded.",
+        ),
+    ] = False,
+    fmt: Annotated[
+        choices.AgreementFormat, typer.Option("--format", "-f", help="tsv, md or latex (booktabs).")
+    ] = "tsv",
     output: opt.ReportPath = None,
     subset: opt.QueryOptions = ...,
 ) -> None:
@@ -267,13 +304,16 @@ def agreement_command(
 @opt.option_groups
 def impact_command(
     graded: opt.GradedOptions = ...,
-    bank_before: Path = typer.Option(..., "--bank-before", help="The bank before the edit."),
-    bank_after: Path = typer.Option(..., "--bank-after", help="The bank after the edit."),
+    bank_before: Annotated[Path, typer.Option("--bank-before", help="The bank before the edit.")] = ...,
+    bank_after: Annotated[Path, typer.Option("--bank-after", help="The bank after the edit.")] = ...,
     label: opt.Label = "max",
     min_grade: opt.CountFrom = 1,
-    needs_grading: OptionalOutputPath = typer.Option(
-        None, "--needs-grading", help="Also write the new bank's items that still need grading as a bank."
-    ),
+    needs_grading: Annotated[
+        OptionalOutputPath,
+        typer.Option(
+            "--needs-grading", help="Also write the new bank's items that still need grading as a bank."
+        ),
+    ] = None,
     table: opt.RowTables = ...,
 ) -> None:
     """Which passages change label (and by how much) when the bank is edited, without regrading.
@@ -303,28 +343,33 @@ def impact_command(
 @opt.option_groups
 def html_command(
     graded: opt.GradedOptions = ...,
-    output: OutputPath = typer.Option(..., "--output", "-o", help="HTML file to write."),
-    answer_prompt: str = ANSWER_OPT,
-    bank: list[Path] = BANK_OPT,
-    min_grade: int = typer.Option(
-        4, "--min-grade", "-t", min=0, max=5, help="Initial grade threshold of the filters."
-    ),
-    min_judgment: int = typer.Option(
-        1,
-        "--min-relevant-judgment",
-        "--min-judgment",
-        "-j",
-        min=1,
-        help="Initial 'judged relevant' level of the page's filters (changeable in the page). "
-        + DL_JUDGMENT_HINT,
-    ),
-    spurious_min: int = typer.Option(
-        5,
-        "--spurious-min",
-        min=1,
-        help="Initial spurious-item rule: graded >= --min-grade on this many passages judged non-relevant.",
-    ),
-    title: str = typer.Option("rubric verify", "--title", help="Page title."),
+    output: Annotated[OutputPath, typer.Option("--output", "-o", help="HTML file to write.")] = ...,
+    answer_prompt: AnswerPrompt = "auto",
+    bank: ItemBanks = None,
+    min_grade: Annotated[
+        int, typer.Option("--min-grade", "-t", min=0, max=5, help="Initial grade threshold of the filters.")
+    ] = 4,
+    min_judgment: Annotated[
+        int,
+        typer.Option(
+            "--min-relevant-judgment",
+            "--min-judgment",
+            "-j",
+            min=1,
+            help="Initial 'judged relevant' level of the page's filters (changeable in the page). "
+            + DL_JUDGMENT_HINT,
+        ),
+    ] = 1,
+    spurious_min: Annotated[
+        int,
+        typer.Option(
+            "--spurious-min",
+            min=1,
+            help="Initial spurious-item rule: graded >= --min-grade on this many passages judged "
+            "non-relevant.",
+        ),
+    ] = 5,
+    title: Annotated[str, typer.Option("--title", help="Page title.")] = "rubric verify",
 ) -> None:
     """One self-contained HTML review page: per query a colour-scaled passages x items grid.
 
@@ -358,34 +403,46 @@ def html_command(
 @opt.option_groups
 def sample_command(
     graded: opt.GradedOptions = ...,
-    output: OutputPath = typer.Option(
-        ..., "--output", "-o", help="Query list to write: the drawn topic ids, one a line (for --queries)."
-    ),
-    size: int = typer.Option(..., "--size", min=2, help="How many topics to draw for human judgments."),
-    seed: int = typer.Option(
-        42, "--seed", min=0, help="Seed of the draw (the same seed draws the same topics)."
-    ),
-    strata: int = typer.Option(
-        0,
-        "--strata",
-        min=0,
-        help="Draw proportionally from this many groups of topics cut by the LLM's mean label "
-        "(0: no strata). The estimate still treats the sample as uniform; see docs/evaluation.md.",
-    ),
+    output: Annotated[
+        OutputPath,
+        typer.Option(
+            "--output", "-o", help="Query list to write: the drawn topic ids, one a line (for --queries)."
+        ),
+    ] = ...,
+    size: Annotated[
+        int, typer.Option("--size", min=2, help="How many topics to draw for human judgments.")
+    ] = ...,
+    seed: Annotated[
+        int, typer.Option("--seed", min=0, help="Seed of the draw (the same seed draws the same topics).")
+    ] = 42,
+    strata: Annotated[
+        int,
+        typer.Option(
+            "--strata",
+            min=0,
+            help="Draw proportionally from this many groups of topics cut by the LLM's mean label "
+            "(0: no strata). The estimate still treats the sample as uniform; see docs/evaluation.md.",
+        ),
+    ] = 0,
     label: opt.Label = "max",
     min_grade: opt.CountFrom = 1,
     level: opt.Level = 1,
-    passages_out: OptionalOutputPath = typer.Option(
-        None,
-        "--passages-out",
-        help="Also write every graded passage ordered by how likely its LLM label is wrong (grade kinds "
-        "disagreeing, labels at the -l threshold), to correct first. Not a random sample: not for "
-        "`evaluate estimate`.",
-    ),
-    html_out: OptionalOutputPath = typer.Option(
-        None, "--html", help="Also write the review page (as `verify html`) of just the drawn topics."
-    ),
-    bank: list[Path] = BANK_OPT,
+    passages_out: Annotated[
+        OptionalOutputPath,
+        typer.Option(
+            "--passages-out",
+            help="Also write every graded passage ordered by how likely its LLM label is wrong (grade kinds "
+            "disagreeing, labels at the -l threshold), to correct first. Not a random sample: not for "
+            "`evaluate estimate`.",
+        ),
+    ] = None,
+    html_out: Annotated[
+        OptionalOutputPath,
+        typer.Option(
+            "--html", help="Also write the review page (as `verify html`) of just the drawn topics."
+        ),
+    ] = None,
+    bank: ItemBanks = None,
 ) -> None:
     """Draw the topics humans judge for `evaluate estimate`: uniform at random, seeded.
 
@@ -419,23 +476,30 @@ def sample_command(
 
 @app.command("apply")
 def apply_command(
-    files: list[Path] = typer.Argument(
-        ...,
-        metavar="REVIEW.json... GRADED",
-        help="REVIEW.json [REVIEW2.json ...] GRADED: review files exported by the review page, "
-        "then the graded passages file they review.",
-    ),
-    output: OutputPath = typer.Option(
-        ..., "--output", "-o", help="Graded file to write, with the HumanReview grades."
-    ),
-    bank: Path | None = typer.Option(None, "--bank", help="Bank to apply the reviewers' item edits to."),
-    bank_out: OptionalOutputPath = typer.Option(None, "--bank-out", help="Where to write the edited bank."),
-    summary: OptionalOutputPath = typer.Option(
-        None, "--summary", help="Also write a JSON summary: reviewers, counts, conflicts, notes."
-    ),
-    force: bool = typer.Option(
-        False, "--force", help="Apply reviews made from another file (sha256 mismatch) anyway."
-    ),
+    files: Annotated[
+        list[Path],
+        typer.Argument(
+            metavar="REVIEW.json... GRADED",
+            help="REVIEW.json [REVIEW2.json ...] GRADED: review files exported by the review page, "
+            "then the graded passages file they review.",
+        ),
+    ],
+    output: Annotated[
+        OutputPath, typer.Option("--output", "-o", help="Graded file to write, with the HumanReview grades.")
+    ] = ...,
+    bank: Annotated[
+        Path | None, typer.Option("--bank", help="Bank to apply the reviewers' item edits to.")
+    ] = None,
+    bank_out: Annotated[
+        OptionalOutputPath, typer.Option("--bank-out", help="Where to write the edited bank.")
+    ] = None,
+    summary: Annotated[
+        OptionalOutputPath,
+        typer.Option("--summary", help="Also write a JSON summary: reviewers, counts, conflicts, notes."),
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Apply reviews made from another file (sha256 mismatch) anyway.")
+    ] = False,
 ) -> None:
     """Feed reviews back: human grades become HumanReview grade records, item edits edit the bank.
 

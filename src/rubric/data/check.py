@@ -7,10 +7,10 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from rubric.data.files import iter_lines, rereadable
+from rubric.data.grade_filter import format_kinds, grade_kinds
 from rubric.data.graded import ScatteredLines
 from rubric.data.jsonl import parse_json_line, read_bank, read_passages
 from rubric.data.models import QueryWithFullParagraphList
-from rubric.data.select import format_kinds, grade_kinds
 from rubric.data.table import counted
 
 

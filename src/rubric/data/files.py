@@ -759,8 +759,3 @@ def readable_again(path: PathLike, folder: PathLike) -> Path:
         while chunk := source.read(BUFFER):
             target.write(chunk)
     return copy
-
-
-def display_name(path: PathLike) -> str:
-    """How messages name an output: ``standard output`` for ``-``."""
-    return "standard output" if is_stdio(path) else str(path)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rubric.data.files import PathLike
-from rubric.data.graded import Graded, QueryRecord, graded_input, query_record
+from rubric.data.graded import GradedInput, QueryRecord, graded_input, query_record
 from rubric.data.models import QueryWithFullParagraphList
 from rubric.data.query_selection import QuerySelection
 from rubric.errors import expected
@@ -142,6 +142,6 @@ def open_graded(
     selected: QuerySelection | Iterable[str] | None = None,
     source: str | None = None,
     parameter: str = "graded",
-) -> Graded:
+) -> GradedInput:
     """:func:`~rubric.data.graded.graded_input` for any :data:`GradedLike` (use as ``with``)."""
     return graded_input(as_graded(graded, parameter), selected, source)

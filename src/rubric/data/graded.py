@@ -42,10 +42,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from rubric.data.files import PathLike, iter_lines, rereadable
+from rubric.data.grade_filter import DIRECT, GradeKind
 from rubric.data.json_line import describe_validation_error, id_text, parse_json_line
 from rubric.data.models import FullParagraphData, QueryWithFullParagraphList
 from rubric.data.query_selection import QuerySelection
-from rubric.data.select import DIRECT, GradeKind
 from rubric.errors import UserError
 
 LINE_SHAPE = 'expected a JSON array ["query_id", [passage, ...]]'
@@ -635,14 +635,15 @@ class LoadedGraded:
         return (query_record(q) for q in self.loaded if q.queryId in self.selected)
 
 
-Graded = GradedFile | LoadedGraded
+# An opened graded input, a file or loaded queries (not `rubric.Graded`, what `rubric.grade` returns).
+GradedInput = GradedFile | LoadedGraded
 
 
 def graded_input(
     passages: list[QueryWithFullParagraphList] | PathLike,
     selected: QuerySelection | Iterable[str] | None = None,
     source: str | None = None,
-) -> Graded:
+) -> GradedInput:
     """A passages file (path) or loaded queries, to use as ``with graded_input(...) as g``."""
     chosen = QuerySelection.of(selected)
     if isinstance(passages, list):

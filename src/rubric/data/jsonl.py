@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from rubric.data.files import iter_lines, open_output, rereadable
 from rubric.data.json_line import describe_validation_error, parse_json_line
@@ -48,12 +48,6 @@ def parse_lines(
             raise UserError(f"{path}:{line_no}: {describe_validation_error(e)}") from None
         except (TypeError, ValueError) as e:
             raise UserError(f"{path}:{line_no}: {e}") from None
-
-
-def read_models(path: str | Path, parse: Callable[[Any], T]) -> Iterator[T]:
-    """Yield ``parse(json)`` per line; validation errors are reported with file:line."""
-    for _, model in parse_lines(path, iter_json_lines(path), parse):
-        yield model
 
 
 # ``json.dumps(obj, ensure_ascii=False)`` byte for byte, without the check for reference cycles
@@ -186,8 +180,3 @@ def read_banks(path: str | Path) -> list[TestBank]:
 
 def write_bank(path: str | Path, banks: Iterable[TestBank]) -> int:
     return write_json_lines(path, banks)
-
-
-def read_model_lines(path: str | Path, model: type[BaseModel]) -> Iterator[BaseModel]:
-    """Stream any one-object-per-line file as ``model`` instances."""
-    return read_models(path, model.model_validate)

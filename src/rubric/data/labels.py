@@ -25,8 +25,9 @@ def item_grades(g: ExamGrades) -> dict[str, int]:
     return grades
 
 
-def preferred_grades(base: ExamGrades | None, preferred: Iterable[ExamGrades]) -> dict[str, int]:
-    """Item grades of ``base`` with every item that a ``preferred`` record grades taken from those.
+def merge_preferred(base: dict[str, int], preferred: Iterable[dict[str, int]]) -> dict[str, int]:
+    """Item grades ``base`` with every item that a ``preferred`` record grades taken from those
+    (``{item: grade}`` per record).
 
     Used for human corrections (``--prefer HumanReview``): a reviewer's grade replaces the LLM's
     on the cells the reviewer graded; elsewhere the LLM's grade stands. Where several preferred
@@ -34,11 +35,6 @@ def preferred_grades(base: ExamGrades | None, preferred: Iterable[ExamGrades]) -
     three or more reviewers one outlier cannot move it, and two who disagree give the lower
     (conservative) grade.
     """
-    return merge_preferred(item_grades(base) if base is not None else {}, map(item_grades, preferred))
-
-
-def merge_preferred(base: dict[str, int], preferred: Iterable[dict[str, int]]) -> dict[str, int]:
-    """:func:`preferred_grades` on item grades already read (``{item: grade}`` per record)."""
     grades = dict(base)
     given: dict[str, list[int]] = {}
     for record in preferred:
@@ -92,20 +88,13 @@ class LabelRule:
         return ordered[self.nth - 1] if len(ordered) >= self.nth else 0
 
 
-def passage_label(g: ExamGrades | Grades, rule: LabelRule = LabelRule()) -> int:
-    """The relevance label one grade record gives its passage.
+def direct_label(grade: int, rule: LabelRule = LabelRule()) -> int:
+    """The relevance label a direct grade gives its passage.
 
     A direct grade is one item, the passage itself: ``count`` makes it binary (1 when the grade
     is at least ``min_grade``, i.e. ``correctAnswered`` at the default 1 -- the original tool's
     binary export of direct grades); ``max`` and ``nth:1`` keep the grade.
     """
-    if isinstance(g, Grades):
-        return direct_label(direct_grade(g), rule)
-    return rule.apply(list(item_grades(g).values()))
-
-
-def direct_label(grade: int, rule: LabelRule = LabelRule()) -> int:
-    """The label of a direct grade (see :func:`passage_label`)."""
     if rule.mode == "count":
         return int(grade >= rule.min_grade)
     return grade

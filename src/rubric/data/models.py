@@ -220,18 +220,3 @@ class TestBank(Record):
         if not self.items:
             return None
         return "question" if isinstance(self.items[0], QuestionItem) else "nugget"
-
-
-# ---------------------------------------------------------------------------------------------
-# Leaderboards
-# ---------------------------------------------------------------------------------------------
-
-
-class LeaderboardEntry(Record):
-    """One (run, measure) row of a leaderboard."""
-
-    run: str
-    measure: str
-    value: float
-    stderr: float | None = _omitted_if_none()
-    n_queries: int | None = _omitted_if_none()

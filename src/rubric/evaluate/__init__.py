@@ -25,7 +25,7 @@ _EXPORTS = {
     "evaluate_runs": "rubric.evaluate.leaderboards",
     "Evaluation": "rubric.evaluate.leaderboards",
     "QuerySelection": "rubric.data.query_selection",
-    "GradeFilter": "rubric.data.select",
+    "GradeFilter": "rubric.data.grade_filter",
     "Official": "rubric.evaluate.correlation",
     "Report": "rubric.evaluate.report",
     "Score": "rubric.evaluate.report",

@@ -17,7 +17,7 @@ import json
 import math
 import os
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -113,19 +113,19 @@ def read_official(path: str | Path, measure: str | None = None) -> Official:
 
 
 def read_scores(path: str | Path, measure: str | None = None, text: str | None = None) -> dict[str, float]:
-    """Scores per run from a leaderboard TSV (see :func:`read_official`)."""
-    text = read_text(path) if text is None else text
-    reader = csv.reader((line for _, line in text_lines(text)), delimiter="\t")
-    try:
-        rows = [r for r in reader if r and not r[0].startswith("#")]
-    except csv.Error as e:
-        raise UserError(f"{path}:{reader.line_num}: not a TSV line ({e})") from None
-    if not rows:
-        raise UserError(f"{path}: no rows")
+    """Scores per run from a leaderboard TSV (see :func:`read_official`): the long form (``run,
+    measure, value`` columns), a wide table (a ``run`` column and one column per measure) or
+    ``run<TAB>score`` lines."""
+    rows = _tsv_rows(path, text)
     header = rows[0]
+    if {"run", "measure", "value"} <= set(header):
+        cells = _long_cells(path, rows, measure)
+    elif "run" in header and len(header) > 2:
+        cells = _wide_cells(path, rows, measure)
+    else:
+        cells = _pair_cells(path, rows)
     scores: dict[str, float] = {}
-
-    def put(line_no: int, run: str, value: str) -> None:
+    for line_no, run, value in cells:  # lazily: a bad line is reported in file order
         try:
             number = float(value)
         except ValueError:
@@ -135,35 +135,63 @@ def read_scores(path: str | Path, measure: str | None = None, text: str | None =
         if run in scores:
             raise UserError(f"{path}:{line_no}: run {run!r} is listed twice")
         scores[run] = number
+    return scores
 
-    if {"run", "measure", "value"} <= set(header):
-        i_run, i_measure, i_value = header.index("run"), header.index("measure"), header.index("value")
-        measures = list(dict.fromkeys(r[i_measure] for r in rows[1:] if len(r) > i_measure))
-        wanted = measure or (measures[0] if measures else None)
-        if wanted not in measures:
-            raise UserError(f"{path}: no rows for measure {wanted!r}; it holds {', '.join(measures)}")
-        i_query = header.index("query") if "query" in header else None  # per-query TSV: 'all' rows
-        for line_no, r in enumerate(rows[1:], start=2):
-            if len(r) > i_value and r[i_measure] == wanted and (i_query is None or r[i_query] == "all"):
-                put(line_no, r[i_run], r[i_value])
-        return scores
-    if "run" in header and len(header) > 2:
-        names = [measure, measure.replace(".", "_")] if measure else []
-        column = next((header.index(n) for n in names if n in header), None)
-        if column is None:
-            raise UserError(
-                f"{path}: name the score column with {{official_measure}}; columns: {', '.join(header)}",
-                "official_measure",
-            )
-        for line_no, r in enumerate(rows[1:], start=2):
-            put(line_no, r[header.index("run")], r[column])
-        return scores
+
+def _tsv_rows(path: str | Path, text: str | None) -> list[list[str]]:
+    """The rows of a TSV file (or of its ``text``) without comment lines; none is an error."""
+    text = read_text(path) if text is None else text
+    reader = csv.reader((line for _, line in text_lines(text)), delimiter="\t")
+    try:
+        rows = [r for r in reader if r and not r[0].startswith("#")]
+    except csv.Error as e:
+        raise UserError(f"{path}:{reader.line_num}: not a TSV line ({e})") from None
+    if not rows:
+        raise UserError(f"{path}: no rows")
+    return rows
+
+
+Cells = Iterator[tuple[int, str, str]]
+"""(line number, run, score text) of each score a leaderboard TSV holds."""
+
+
+def _long_cells(path: str | Path, rows: list[list[str]], measure: str | None) -> Cells:
+    """The long form: the rows of ``measure`` (default the first measure); of a per-query TSV,
+    its ``all`` rows."""
+    header = rows[0]
+    i_run, i_measure, i_value = header.index("run"), header.index("measure"), header.index("value")
+    measures = list(dict.fromkeys(r[i_measure] for r in rows[1:] if len(r) > i_measure))
+    wanted = measure or (measures[0] if measures else None)
+    if wanted not in measures:
+        raise UserError(f"{path}: no rows for measure {wanted!r}; it holds {', '.join(measures)}")
+    i_query = header.index("query") if "query" in header else None  # per-query TSV: 'all' rows
+    for line_no, r in enumerate(rows[1:], start=2):
+        if len(r) > i_value and r[i_measure] == wanted and (i_query is None or r[i_query] == "all"):
+            yield line_no, r[i_run], r[i_value]
+
+
+def _wide_cells(path: str | Path, rows: list[list[str]], measure: str | None) -> Cells:
+    """A wide table: the column named ``measure`` (as trec_eval or as it prints it)."""
+    header = rows[0]
+    names = [measure, measure.replace(".", "_")] if measure else []
+    column = next((header.index(n) for n in names if n in header), None)
+    if column is None:
+        raise UserError(
+            f"{path}: name the score column with {{official_measure}}; columns: {', '.join(header)}",
+            "official_measure",
+        )
+    for line_no, r in enumerate(rows[1:], start=2):
+        yield line_no, r[header.index("run")], r[column]
+
+
+def _pair_cells(path: str | Path, rows: list[list[str]]) -> Cells:
+    """``run<TAB>score`` lines, after a header line when its second cell is no number."""
+    header = rows[0]
     start = 1 if len(header) >= 2 and not is_number(header[1]) else 0
     for line_no, r in enumerate(rows[start:], start=start + 1):
         if len(r) < 2:
             raise UserError(f"{path}:{line_no}: expected run<TAB>score")
-        put(line_no, r[0], r[1])
-    return scores
+        yield line_no, r[0], r[1]
 
 
 def as_official(official: OfficialLike, measure: str | None = None) -> Official:

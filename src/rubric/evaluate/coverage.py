@@ -26,11 +26,11 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
+from rubric.data.grade_filter import DIRECT, ITEM_TYPES, GradeFilter, GradeKind, resolve_kind
 from rubric.data.grade_table import GradedLike, open_graded
 from rubric.data.graded import QueryRecord
 from rubric.data.models import TestBank
 from rubric.data.query_selection import Queries, QuerySelection, absent_note
-from rubric.data.select import DIRECT, ITEM_TYPES, GradeFilter, GradeKind, resolve_kind
 from rubric.data.table import check_format
 from rubric.errors import UserError
 from rubric.evaluate.report import FORMATS, Rendered, Report, Score
@@ -79,21 +79,13 @@ def cover(
             )
         in_file = [q for q in graded.survey.order.ids if q in chosen]
         bank_items: dict[str, set[str]] | None = None
+        query_ids = in_file
         if bank is not None:
             bank = list(chosen.select(bank, lambda b: b.query_id))
-            bank_items = defaultdict(set)
-            for b in bank:
-                bank_items[b.query_id].update(i.item_id for i in b.items)
-            bank_queries = list(dict.fromkeys(b.query_id for b in bank))
-            lacking = [q for q in bank_queries if q not in set(in_file)]
-            query_ids = bank_queries if complete else [q for q in bank_queries if q not in lacking]
-            if lacking:
-                what = "each counts 0 (-c)" if complete else "left out; -c counts them as 0"
-                notes.append(absent_note(lacking, source, f"queries of {bank_source}; {what}"))
+            query_ids, bank_items, note = _bank_queries(bank, in_file, complete=complete)
+            notes.append(absent_note(note[0], source, f"queries of {bank_source}; {note[1]}"))
             if not query_ids:
                 raise UserError(f"{source}: none of its queries is in {bank_source}")
-        else:
-            query_ids = in_file
         evaluated = set(query_ids)
         # per run, per query: the score (queries a run does not rank are filled in below)
         per_run: dict[str, dict[str, float]] = defaultdict(dict)
@@ -116,17 +108,33 @@ def cover(
     if not runs:
         raise UserError(f"{source}: no passage has rankings; build the file with `rubric convert runs`")
     measure = f"{'ncover' if normalized else 'cover'}@{k}"
-    scores = []
-    for run in sorted(runs):
-        found = per_run.get(run, {})
-        per_query = {qid: found.get(qid, 0.0) for qid in query_ids}
-        value = sum(per_query.values()) / len(per_query) if per_query else 0.0
-        scores.append(Score(run=run, measure=measure, value=value, per_query=per_query))
+    # a run that ranks no passage of an evaluated query scores 0 there
+    scores = [_mean(run, measure, per_run.get(run, {}), query_ids, 0.0) for run in sorted(runs)]
     if overall:
-        per_query = {q: best.get(q, 1.0 if normalized else 0.0) for q in query_ids}
-        value = sum(per_query.values()) / len(per_query) if per_query else 0.0
-        scores.append(Score(run=OVERALL, measure=measure, value=value, per_query=per_query))
+        scores.append(_mean(OVERALL, measure, best, query_ids, 1.0 if normalized else 0.0))
     return Report(scores, title=measure, notes=[n for n in notes if n])
+
+
+def _bank_queries(
+    bank: list[TestBank], in_file: list[str], *, complete: bool
+) -> tuple[list[str], dict[str, set[str]], tuple[list[str], str]]:
+    """The queries Cover evaluates with a bank (the bank's, less those the file lacks unless
+    ``complete``), the bank's items per query, and the lacking queries with what became of them."""
+    bank_items: dict[str, set[str]] = defaultdict(set)
+    for b in bank:
+        bank_items[b.query_id].update(i.item_id for i in b.items)
+    bank_queries = list(dict.fromkeys(b.query_id for b in bank))
+    lacking = [q for q in bank_queries if q not in set(in_file)]
+    query_ids = bank_queries if complete else [q for q in bank_queries if q not in lacking]
+    what = "each counts 0 (-c)" if complete else "left out; -c counts them as 0"
+    return query_ids, bank_items, (lacking, what)
+
+
+def _mean(run: str, measure: str, found: dict[str, float], query_ids: list[str], missing: float) -> Score:
+    """``run``'s score: its mean over ``query_ids``, ``missing`` where it has no value."""
+    per_query = {qid: found.get(qid, missing) for qid in query_ids}
+    value = sum(per_query.values()) / len(per_query) if per_query else 0.0
+    return Score(run=run, measure=measure, value=value, per_query=per_query)
 
 
 def cover_output(

@@ -26,9 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
+from rubric.data.grade_filter import GradeFilter
 from rubric.data.query_selection import Queries, QuerySelection, absent_note
 from rubric.data.run_columns import RunColumns
-from rubric.data.select import GradeFilter
 from rubric.data.table import Table, check_format, latex_escape, render_tables
 from rubric.data.trec import NAME_FROM, Qrels
 from rubric.errors import UserError, one_of

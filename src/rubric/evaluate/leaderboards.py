@@ -30,7 +30,6 @@ from rubric.data.trec import (
     check_run_names,
     is_regular_file,
     read_qrels,
-    read_runs,
     run_sources,
 )
 from rubric.errors import UserError, expected, one_of
@@ -58,16 +57,6 @@ def load_qrels(qrels: Qrels | QrelsResult | str | Path) -> Qrels:
     if not isinstance(qrels, str | os.PathLike):
         raise expected("qrels", "a qrels file, rubric.qrels's result or {qid: {docid: label}}", qrels)
     return read_qrels(qrels)
-
-
-def load_runs(runs: RunsLike, queries: Iterable[str] | None = None, name_from: str = "tag") -> list[Run]:
-    """Runs given as :class:`Run` objects, paths, or ``{name: scores}``."""
-    if isinstance(runs, Mapping):
-        return [Run(name, scores) for name, scores in runs.items()]
-    items = as_runs(runs)
-    paths = [r for r in items if not isinstance(r, Run)]
-    loaded = iter(read_runs(paths, queries=queries, name_from=name_from)) if paths else iter(())
-    return [r if isinstance(r, Run) else next(loaded) for r in items]
 
 
 def as_runs(runs: object) -> list[Run | str | Path | RunSource]:

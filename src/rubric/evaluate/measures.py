@@ -429,13 +429,6 @@ def _alpha_ndcg(text: str, label: str, measure: IrMeasure, given: dict[str, obje
 # --- public ------------------------------------------------------------------------------------
 
 
-def known_names() -> list[str]:
-    """Every measure name accepted (trec_eval's, and ir_measures' that are computed here)."""
-    supported, nicknames = _supported()
-    ir_names = {n for n, m in _ir_registry().items() if n.isascii() and _computed_here(m.NAME)}
-    return sorted(supported | set(nicknames) | ir_names)
-
-
 def _suggest(text: str) -> str:
     """``; did you mean X, Y?`` from the names closest to ``text``, its parameters kept
     (``nDGC@10`` -> ``nDCG@10``, ``ndgc_cut.10`` -> ``ndcg_cut.10``, ``ndgc_cut_10`` -> ``ndcg_cut_10``)."""

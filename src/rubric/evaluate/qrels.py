@@ -1,6 +1,6 @@
 """Rubric-Qrels / EXAM-Qrels: one relevance label per graded passage (RUBRIC eq. 1, EXAM++ eq. 2).
 
-The grades of one (prompt class, LLM) are chosen with a :class:`~rubric.data.select.GradeFilter`
+The grades of one (prompt class, LLM) are chosen with a :class:`~rubric.data.grade_filter.GradeFilter`
 (an empty or ambiguous choice is an error listing what the file holds) and turned into labels by
 a :class:`~rubric.data.labels.LabelRule`. The qrels feed trec_eval measures, with ``-l`` as
 the grade threshold. ``per_item`` writes one line per (passage, item) instead, the item id in
@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rubric.data.files import Labelled, check_output, guarded_outputs
+from rubric.data.grade_filter import DIRECT, GradeFilter, GradeKind, resolve_kind
 from rubric.data.grade_table import GradedLike, as_graded, open_graded
-from rubric.data.graded import Graded
+from rubric.data.graded import GradedInput
 from rubric.data.labels import GradeMap, LabelRule, direct_label, merge_preferred
 from rubric.data.query_selection import Queries, QuerySelection, absent_note
-from rubric.data.select import DIRECT, GradeFilter, GradeKind, resolve_kind
 from rubric.errors import UserError
 from rubric.evaluate.facets import FacetMap, bank_facets, direct_facet_labels, item_facet_labels
 
@@ -85,7 +85,7 @@ def build_qrels(
     (``--label max``: the best item grade). ``queries`` keeps only these query ids
     (``absent`` lists the selected ids the file lacks). ``prefer``: item grades of this prompt
     class (of the same prompt type) win over the selected ones where they exist (several such
-    records: their lower median, see :func:`~rubric.data.labels.preferred_grades`); a
+    records: their lower median, see :func:`~rubric.data.labels.merge_preferred`); a
     passage graded only by them is labelled from them alone. ``facets`` (``{}`` or the bank's,
     see :mod:`rubric.evaluate.facets`) writes one line per (query facet, passage) instead.
 
@@ -171,7 +171,7 @@ def write_qrels_file(
 
 
 def _rows(
-    graded: Graded,
+    graded: GradedInput,
     selection: GradeFilter,
     rule: LabelRule,
     *,

@@ -46,8 +46,8 @@ from rubric.llm.ask import AskCounts, ask_parsed, backend_info, fitted
 from rubric.llm.base import Answer, Backend, Failure, ScaleGrader, TextGenerator
 from rubric.llm.cache import CachedBackend, ResponseCache
 from rubric.llm.lists import parse_labels
-from rubric.llm.outcome import Outcome
 from rubric.llm.settings import ChatSettings
+from rubric.outcome import Outcome
 from rubric.prompting.prompts import Prompt, get_prompt
 
 LABELS = ("support", "partial_support", "not_support")
@@ -243,7 +243,7 @@ def _assign_by_similarity(
         for entry in record["nuggets"]
         for part in ans.parts
     ]
-    from rubric.llm.progress import progress
+    from rubric.progress import progress
 
     bar = progress(len(pairs), "assign (embedding baseline)", "pair")
     try:

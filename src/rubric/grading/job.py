@@ -83,12 +83,16 @@ class GradeJob:
 
     def __post_init__(self) -> None:
         """Option ranges fail when the job is made, before any file is read or model loaded."""
-        from rubric.llm.packaged import check_installed
-        from rubric.llm.registry import check_backend, check_backend_options, default_model
+        from rubric.llm.registry import (
+            check_backend,
+            check_backend_options,
+            check_installed_model,
+            default_model,
+        )
 
         check_backend_options(self.backend_options, self.backend)
         check_backend(self.backend)  # an unknown backend, or one whose extra is not installed
-        check_installed(self.model or default_model(self.backend))  # packaged weights not installed
+        check_installed_model(self.backend, self.model or default_model(self.backend))
         at_least("checkpoint_pairs", self.checkpoint_pairs, 1)
 
     @property
@@ -132,12 +136,6 @@ class GradeJob:
         model = self.model or default_model(self.backend)
         check_model_fits(self.backend, model)
         return Loaded(prompts, answer_prompts, items, texts, backend, model)
-
-    def passages_of(self, shard: str | None) -> Iterator[QueryWithFullParagraphList]:
-        """The queries of the passages file (of one shard) to grade, read one line at a time."""
-        for q in self.to_output(shard):
-            if not isinstance(q, Kept):
-                yield q
 
     def to_output(self, shard: str | None) -> Iterator[QueryWithFullParagraphList | Kept]:
         """What goes into the output, in file order: the queries to grade, and with
@@ -274,7 +272,7 @@ def run_shard(
 
 
 def _bar(total: int | None) -> Any:
-    """Progress in pairs on stderr (:func:`rubric.llm.progress.progress`); the summary line follows."""
-    from rubric.llm.progress import progress
+    """Progress in pairs on stderr (:func:`rubric.progress.progress`); the summary line follows."""
+    from rubric.progress import progress
 
     return progress(total, "grading", "pair")

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 from rubric.data.table import counted
 from rubric.errors import at_least
 from rubric.extras import require
-from rubric.llm.outcome import Outcome
 from rubric.llm.settings import ApiSettings, LocalSettings
+from rubric.outcome import Outcome
 
 if TYPE_CHECKING:
     from rubric.grading.engine import GradeStats

@@ -33,12 +33,10 @@ from rubric.llm.ask import ask_parsed, backend_info
 from rubric.llm.base import Request, TextGenerator
 from rubric.llm.cache import CachedBackend, ResponseCache
 from rubric.llm.lists import ParseError
-from rubric.llm.outcome import Outcome
 from rubric.llm.settings import ChatSettings
+from rubric.outcome import Outcome
 from rubric.prompting.prompts import Prompt, get_prompt
 
-#: The three support levels and the score the track gives each (the paper's weights).
-SUPPORT_SCORES = {"full_support": 1.0, "partial_support": 0.5, "no_support": 0.0}
 _LABEL = re.compile(r"\b(full|partial|no|not)[\s_-]*(support(?:ed)?)\b", re.I)
 _NAMES = {"full": "full_support", "partial": "partial_support", "no": "no_support", "not": "no_support"}
 

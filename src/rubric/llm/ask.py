@@ -107,11 +107,11 @@ def ask_parsed(
 
     ``llm`` is the backend behind its cache (every answer is kept as it arrives). A request the
     backend could not answer is not re-asked here: the backend already retried it. Progress goes
-    to stderr under ``desc`` (:func:`rubric.llm.progress.progress`) with a fixed total, the
+    to stderr under ``desc`` (:func:`rubric.progress.progress`) with a fixed total, the
     prompts; each round of re-asks has a display of its own, so the time left stays right.
     ``counts`` adds up what was asked, for the run's summary line.
     """
-    from rubric.llm.progress import progress
+    from rubric.progress import progress
 
     results: list[Asked[T]] = [Asked() for _ in requests]
     pending = list(range(len(requests)))

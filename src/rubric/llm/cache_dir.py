@@ -2,7 +2,7 @@
 
 ``$RUBRIC_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/rubric-workbench`` (``~/.cache/...``).
 ``$RUBRIC_CACHE`` (the response cache's file, from before the two were one setting) still works
-for the response cache, with a one-line warning, until it is removed.
+for the response cache, with a one-line warning, until 0.3.0 removes it.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ def responses_path() -> Path:
     legacy = os.environ.get("RUBRIC_CACHE")
     if legacy and not os.environ.get("RUBRIC_CACHE_DIR"):
         log.warning(
-            "RUBRIC_CACHE is deprecated; set RUBRIC_CACHE_DIR to the folder of %s and models/ "
-            "(using %s for now)",
+            "RUBRIC_CACHE is deprecated and removed in 0.3.0; set RUBRIC_CACHE_DIR to the folder of %s "
+            "and models/ (using %s for now)",
             RESPONSES,
             legacy,
         )

@@ -442,7 +442,7 @@ class _Pacer:
 
 
 def _progress(total: int, *, enabled: bool) -> Any:
-    from rubric.llm.progress import progress
+    from rubric.progress import progress
 
     return progress(total, "LLM", "prompt", enabled=enabled and total >= 20)
 

@@ -140,6 +140,20 @@ def check_model_fits(name: str, model: str) -> None:
         )
 
 
+def check_installed_model(name: str, model: str) -> None:
+    """A packaged model whose weights package is not installed is an error naming the pip command
+    (checked with the options); but when the model is made for another backend than ``name``,
+    that mistake is named instead, as it is where the package is installed (the fit is otherwise
+    checked once the prompts are, :func:`check_model_fits`)."""
+    from rubric.llm.packaged import check_installed
+
+    try:
+        check_installed(model)
+    except UserError:
+        check_model_fits(name, model)
+        raise
+
+
 def make_backend(name: str, model: str, **options: Any) -> Any:
     """Construct backend ``name`` for ``model`` following the contract above."""
     cls = backend_class(name)

@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rubric.data.grade_filter import GradeFilter
 from rubric.data.labels import GradeMap, LabelRule
 from rubric.data.query_selection import QuerySelection
-from rubric.data.select import GradeFilter
 from rubric.data.table import Table, check_format
 from rubric.errors import UserError
 from rubric.plots import check_plot

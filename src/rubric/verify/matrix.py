@@ -13,11 +13,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rubric.data.graded import Graded, GradeRecord, QueryRecord, graded_input
+from rubric.data.grade_filter import GradeFilter, GradeKind, resolve_kind
+from rubric.data.graded import GradedInput, GradeRecord, QueryRecord, graded_input
 from rubric.data.labels import LabelRule
 from rubric.data.models import QueryWithFullParagraphList
 from rubric.data.query_selection import QuerySelection
-from rubric.data.select import GradeFilter, GradeKind, resolve_kind
 from rubric.errors import UserError
 
 DIRECT_ITEM = "(direct)"
@@ -103,7 +103,7 @@ def auto_answer_kind(unrated: Iterable[GradeKind], kind: GradeKind) -> GradeKind
     return next(iter(candidates)) if len(candidates) == 1 else None
 
 
-def _answer_kind(graded: Graded, kind: GradeKind, answer_prompt: str | None) -> GradeKind | None:
+def _answer_kind(graded: GradedInput, kind: GradeKind, answer_prompt: str | None) -> GradeKind | None:
     if answer_prompt in (None, "rating", kind.prompt_class):
         return None
     if answer_prompt == "auto":
@@ -143,7 +143,7 @@ def query_grades(
 
 
 def stream_matrix(
-    graded: Graded, selection: GradeFilter, *, answer_prompt: str | None = "auto"
+    graded: GradedInput, selection: GradeFilter, *, answer_prompt: str | None = "auto"
 ) -> GradeMatrix:
     """The matrix of an open graded input, its queries read one at a time as a report asks.
 
@@ -179,7 +179,9 @@ def build_matrix(
     return matrix
 
 
-def open_matrix(graded: Graded, selection: GradeFilter, *, answer_prompt: str | None = "auto") -> GradeMatrix:
+def open_matrix(
+    graded: GradedInput, selection: GradeFilter, *, answer_prompt: str | None = "auto"
+) -> GradeMatrix:
     """:func:`stream_matrix` after the checks every report makes: selected queries present, some
     grades in the file; ``absent`` lists the selected ids the file lacks."""
     absent = graded.absent()

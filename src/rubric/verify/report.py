@@ -21,8 +21,8 @@ from rubric.data.table import Table, emit_tables
 from rubric.errors import UserError
 
 if TYPE_CHECKING:  # every verify report command imports this module; the readers load on use
+    from rubric.data.grade_filter import GradeFilter
     from rubric.data.query_selection import QuerySelection
-    from rubric.data.select import GradeFilter
 
 log = logging.getLogger(__name__)
 

@@ -15,9 +15,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rubric.data.graded import Graded, graded_input
+from rubric.data.grade_filter import GradeFilter, GradeKind, resolve_kind
+from rubric.data.graded import GradedInput, graded_input
 from rubric.data.query_selection import QuerySelection, absent_note
-from rubric.data.select import GradeFilter, GradeKind, resolve_kind
 from rubric.data.table import Table
 from rubric.errors import UserError
 from rubric.verify.agreement import kappa_from_counts
@@ -50,7 +50,7 @@ class RaterCounts:
                 counts.update((cells[a][c], cells[b][c]) for c in sorted(common))
 
 
-def rater_counts(graded: Graded, selection: GradeFilter) -> tuple[GradeKind, RaterCounts]:
+def rater_counts(graded: GradedInput, selection: GradeFilter) -> tuple[GradeKind, RaterCounts]:
     """The selected LLM grades and each reviewer's (same prompt type), compared cell by cell,
     one query at a time."""
     source = graded.source

@@ -29,9 +29,9 @@ from pathlib import Path
 
 import numpy as np
 
+from rubric.data.grade_filter import GradeFilter
 from rubric.data.labels import LabelRule, direct_label
 from rubric.data.query_selection import Queries, QuerySelection
-from rubric.data.select import GradeFilter
 from rubric.data.table import Table
 from rubric.errors import UserError
 from rubric.verify.review import HUMAN_PROMPT_CLASS
@@ -135,8 +135,8 @@ def passage_labels(
 ) -> dict[str, dict[str, int]]:
     """``{query: {passage: label}}`` of the one kind of grades ``grades`` picks (HumanReview grades
     are never picked: they are what the humans will add), as `evaluate qrels` labels them."""
+    from rubric.data.grade_filter import resolve_kind
     from rubric.data.graded import graded_input
-    from rubric.data.select import resolve_kind
 
     labels: dict[str, dict[str, int]] = {}
     with graded_input(graded, queries) as source:

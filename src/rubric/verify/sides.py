@@ -13,10 +13,10 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
+from rubric.data.grade_filter import GradeFilter, resolve_kind
 from rubric.data.graded import GradedFile, LoadedGraded
 from rubric.data.labels import GradeMap, LabelRule
 from rubric.data.query_selection import QuerySelection
-from rubric.data.select import GradeFilter, resolve_kind
 from rubric.errors import UserError
 from rubric.verify.matrix import query_grades, query_judgments, query_labels
 

@@ -8,7 +8,7 @@ import re
 import time
 
 from helpers import BANKS, TINY
-from rubric.llm.progress import LogProgress, NoProgress, progress
+from rubric.progress import LogProgress, NoProgress, progress
 
 LINE = re.compile(r"^grading: (\d+)/10 pairs \(\d+%\), .*(pairs/s|elapsed)(, about \S+ left)?$")
 

@@ -1,7 +1,7 @@
 """Grade filters: which grades of a graded passages file feed a score or a report.
 
 A file may hold grades of several prompts and LLMs side by side. A :class:`GradeFilter` names
-any of prompt class, LLM and prompt type; :func:`resolve_filter` checks that the selection
+any of prompt class, LLM and prompt type; :func:`resolve_kind` checks that the selection
 picks exactly one (prompt class, LLM) combination and otherwise raises an error that lists what
 the file holds, so a typo never becomes an empty or silently mixed result.
 """
@@ -97,27 +97,18 @@ def format_kinds(kinds: Counter[GradeKind]) -> str:
     return "\n".join(f"  {k}   ({n} grades)" for k, n in sorted(kinds.items(), key=lambda kv: str(kv[0])))
 
 
-def resolve_filter(
-    queries: list[QueryWithFullParagraphList],
-    selection: GradeFilter,
-    source: str = "input",
-    exclude_prompt_class: str | None = None,
-) -> GradeKind:
-    """The one combination ``selection`` picks in ``queries``; an error lists the choices otherwise.
-
-    ``exclude_prompt_class``: grades of this prompt class are not candidates (``--prefer X``
-    resolves the grades to fall back to among the others).
-    """
-    return resolve_kind(grade_kinds(queries), selection, source, exclude_prompt_class)
-
-
 def resolve_kind(
     kinds: Counter[GradeKind],
     selection: GradeFilter,
     source: str = "input",
     exclude_prompt_class: str | None = None,
 ) -> GradeKind:
-    """:func:`resolve_filter` given the kinds a file holds (a streaming reader's survey)."""
+    """The one combination ``selection`` picks among the kinds a file holds (a streaming reader's
+    survey); an error lists the choices otherwise.
+
+    ``exclude_prompt_class``: grades of this prompt class are not candidates (``--prefer X``
+    resolves the grades to fall back to among the others).
+    """
     if exclude_prompt_class is not None:
         kinds = Counter({k: n for k, n in kinds.items() if k.prompt_class != exclude_prompt_class})
     picked = [
