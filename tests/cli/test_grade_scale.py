@@ -195,6 +195,7 @@ def test_workers_die_with_their_parent_and_the_rerun_resumes(cli, tmp_path, setu
             and not all(p.exists() and p.read_text().count("\n") >= 2 for p in partials)
         ):
             time.sleep(0.05)
+        assert proc.poll() is None, ("the command ended before its workers checkpointed", proc.stderr.read())
         workers = worker_pids(proc.pid)
         assert len(workers) == 2 and proc.poll() is None, (workers, proc.poll())
         os.kill(proc.pid, sig)
