@@ -34,11 +34,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from rubric.data.trec import read_qrels, read_run  # noqa: E402
+from rubric.data.run_columns import read_run_columns  # noqa: E402
+from rubric.data.trec import read_qrels  # noqa: E402
 from rubric.evaluate.estimate import topic_values  # noqa: E402
 from rubric.evaluate.measures import parse_measures  # noqa: E402
 from rubric.evaluate.ppi_study import pair_study, study  # noqa: E402
-from rubric.evaluate.treceval import Evaluator  # noqa: E402
+from rubric.evaluate.treceval import Evaluator, TrecEvalSettings  # noqa: E402
 
 MEASURES = ("nDCG@10", "AP", "P@10", "RR@10", "R@100")
 LEVEL = 2
@@ -58,7 +59,7 @@ class Collection:
 
 
 def _values(qrels: dict, runs: list, topics: list[str]) -> dict[str, np.ndarray]:
-    evaluator = Evaluator(qrels, parse_measures(list(MEASURES)), level=LEVEL, complete=True)
+    evaluator = Evaluator(qrels, parse_measures(list(MEASURES)), TrecEvalSettings(level=LEVEL, complete=True))
     return topic_values(evaluator, runs, topics).values
 
 
@@ -66,8 +67,8 @@ def load_collection(name: str, nist: Path, run_paths: dict[str, Path], llm_dir: 
     """Topics: those the NIST qrels judge (every LLM file labels them all, checked)."""
     human_qrels = {q: d for q, d in read_qrels(nist).items() if d}
     topics = sorted(human_qrels)
-    runs = [read_run(path, name=run, queries=frozenset(topics)) for run, path in run_paths.items()]
-    # read_run keeps only the judged topics, so a run of 200 topics costs little memory
+    runs = [read_run_columns(path, name=run, queries=frozenset(topics)) for run, path in run_paths.items()]
+    # only the judged topics are kept, so a run of 200 topics costs little memory
     human = _values(human_qrels, runs, topics)
     llm = {}
     for path in sorted(llm_dir.glob("*.qrel")):

@@ -10,7 +10,7 @@ from pathlib import Path
 from rubric.cli.common import show_log
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "rubric"
-DRAWS = {"llm/progress.py"}  # progress bars draw on the terminal: the one place that writes
+DRAWS = {"progress.py"}  # progress bars draw on the terminal: the one place that writes
 
 
 def _writes(path: Path) -> list[str]:

@@ -279,7 +279,7 @@ CHILD = "N = 200\n" + textwrap.dedent(
     from rubric.data.trec import read_qrels, read_run
     from rubric.errors import UserError
     from rubric.evaluate.measures import parse_measures
-    from rubric.evaluate.treceval import Evaluator
+    from rubric.evaluate.treceval import Evaluator, TrecEvalSettings
 
     grades = st.integers(-(2**31), 2**16 - 1) | st.integers(-3, 3)  # to MAX_GRADE; above: exit 2
     docs = st.sampled_from(["d1", "d2", "d3", "d4"])
@@ -313,7 +313,7 @@ CHILD = "N = 200\n" + textwrap.dedent(
     @settings(max_examples=N, derandomize=True, database=None, deadline=None)
     @given(qrels=qrels, run=runs, judged_only=st.booleans(), level=st.integers(1, 3))
     def library(qrels, run, judged_only, level):
-        Evaluator(qrels, MEASURES, judged_only=judged_only, level=level).evaluate(run)
+        Evaluator(qrels, MEASURES, TrecEvalSettings(judged_only=judged_only, level=level)).evaluate(run)
 
     @settings(max_examples=N // 8, derandomize=True, database=None, deadline=None)
     @given(qrels=any_qrels, run=runs)

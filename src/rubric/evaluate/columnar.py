@@ -280,7 +280,10 @@ def _err(rows: _Rows, max_grade: int, k: int) -> np.ndarray:
     """ERR@k as gdeval.pl computes it (:func:`~rubric.evaluate.ranked_measures.expected_reciprocal_rank`)."""
     values = rows.values
     grade = np.maximum(values, 0).astype(np.float64)
-    r = (2.0**grade - 1) / 2.0**max_grade
+    if max_grade < 1000:  # exact, as the reference's integers give it
+        r = (2.0**grade - 1) / 2.0**max_grade
+    else:  # 2.0**grade would overflow (grades up to MAX_GRADE): the same quotient from powers <= 1
+        r = np.exp2(grade - max_grade) - np.exp2(-float(max_grade))
     before = np.cumprod(np.concatenate((np.ones((len(values), 1)), 1 - r[:, :-1]), axis=1), axis=1)
     ranks = np.arange(1, values.shape[1] + 1, dtype=np.float64)
     return rows.at(np.cumsum(r * before / ranks, axis=1), k)
