@@ -120,7 +120,8 @@ class HFSeq2Seq(GenerativeHF):
         first = scores.argmax(-1)
         if steps == 1:
             return first[:, None], scores
-        cache = {self._cache_keyword(): out.past_key_values}
+        keyword = self._cache_keyword()  # the output carries the cache under the same name
+        cache = {keyword: getattr(out, keyword)}
         nxt = net(encoder_outputs=states, attention_mask=mask, decoder_input_ids=first[:, None], **cache)
         second = nxt.logits[:, -1].to(dtype=torch.float32).argmax(-1)
         ended = torch.isin(first, torch.tensor(sorted(self.eos), device=first.device))
