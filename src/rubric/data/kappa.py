@@ -11,21 +11,24 @@ from typing import TypeVar
 Label = TypeVar("Label", bound=Hashable)
 
 
+def margins(counts: Mapping[tuple[Label, Label], int]) -> tuple[Counter[Label], Counter[Label]]:
+    """The row (rater A) and column (rater B) totals of a (rater A, rater B) -> count table."""
+    rows: Counter[Label] = Counter()
+    cols: Counter[Label] = Counter()
+    for (a, b), c in counts.items():
+        rows[a] += c
+        cols[b] += c
+    return rows, cols
+
+
 def kappa_from_counts(counts: Mapping[tuple[Label, Label], int]) -> float:
     """Cohen's kappa of a (rater A, rater B) -> count table; NaN when chance agreement is total.
     The labels are any values compared for equality (grades, booleans, assignment labels)."""
     n = sum(counts.values())
     if n == 0:
         return math.nan
-    rows: Counter[Label] = Counter()
-    cols: Counter[Label] = Counter()
-    agree = 0
-    for (a, b), c in counts.items():
-        rows[a] += c
-        cols[b] += c
-        if a == b:
-            agree += c
-    p_o = agree / n
+    rows, cols = margins(counts)
+    p_o = sum(c for (a, b), c in counts.items() if a == b) / n
     p_e = sum(rows[k] * cols[k] for k in rows) / (n * n)
     if p_e == 1.0:
         return math.nan
@@ -43,13 +46,8 @@ def weighted_kappa_from_counts(counts: Mapping[tuple[int, int], int], power: int
     n = sum(counts.values())
     if n == 0:
         return math.nan
-    rows: Counter[int] = Counter()
-    cols: Counter[int] = Counter()
-    observed = 0.0
-    for (a, b), c in counts.items():
-        rows[a] += c
-        cols[b] += c
-        observed += c * abs(a - b) ** power
+    rows, cols = margins(counts)
+    observed = float(sum(c * abs(a - b) ** power for (a, b), c in counts.items()))
     expected = sum(ra * cb * abs(a - b) ** power for a, ra in rows.items() for b, cb in cols.items()) / n
     if expected == 0:
         return math.nan
