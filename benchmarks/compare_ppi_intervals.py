@@ -18,7 +18,7 @@ interval around them:
 
 Prints, per candidate, over the seeds at n = 10 and 20: the cells (mean coverage over runs)
 below 0.93 where human only is at or above 0.93, per seed; the largest coverage loss against
-human only; the largest PPI++ / human-only width ratio at each n (docs/validation.md).
+human only; the largest PPI++ / human-only width ratio at each n (docs/validation-log.md).
 
 Usage (from the repository root; about 2 minutes a seed on one core):
     OMP_NUM_THREADS=1 python benchmarks/compare_ppi_intervals.py [--data ../shared/data] [--seeds 0 1 2]

@@ -46,7 +46,7 @@ only 91% of the time at 95% nominal on TREC DL). Three things keep the interval 
   cross-fit terms are not independent and the weight's own noise is not in ``var(terms)``;
   this is what pays for it.
 
-Why these and not others (docs/validation.md has the numbers, seeds 0, 1 and 2): with the old
+Why these and not others (docs/validation-log.md has the numbers, seeds 0, 1 and 2): with the old
 weight, ``n - 1`` degrees of freedom cost up to 1.8 points of coverage against human only; a
 fixed ``n - 2`` nearly fixes coverage but makes PPI++ up to 16% wider than human only at ``n = 5``; a
 jackknife of the whole cross-fit estimator (leave one judged topic out, refit everything) is
