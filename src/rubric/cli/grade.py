@@ -31,7 +31,8 @@ class DefaultCommandGroup(TyperGroup):
 
 
 app = phase_app(
-    "Grade passages with an LLM: exam questions / nuggets of a test bank (default command 'exam', so "
+    "Grade passages with an LLM: exam questions / nuggets of a test bank (default command "
+    f"'{DefaultCommandGroup.default_command}', so "
     "`rubric grade PASSAGES --bank ...` works), direct relevance prompts, and merge shards.",
     cls=DefaultCommandGroup,
 )

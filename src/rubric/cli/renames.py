@@ -14,6 +14,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 
+from rubric.cli.grade import DefaultCommandGroup
+
 # The release that drops every spelling in RENAMED (the note says so).
 REMOVED_IN = "0.3.0"
 
@@ -44,8 +46,9 @@ RENAMED: dict[tuple[str, str], dict[str, str]] = {
 }
 
 
-# A group whose first argument, when it names none of its commands, goes to this command.
-DEFAULT_COMMAND = {"grade": "exam"}
+# A group whose first argument, when it names none of its commands, goes to this command (the
+# group's class says which, so the rewrite and the parser agree).
+DEFAULT_COMMAND = {"grade": DefaultCommandGroup.default_command}
 
 
 def _command(args: Sequence[str], commands: dict[str, set[str]]) -> tuple[tuple[str, str], int] | None:
