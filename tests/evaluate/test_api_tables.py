@@ -11,11 +11,13 @@ import json
 import math
 
 import ir_measures
+import numpy as np
 import pytest
 
 import rubric
 from helpers import ROOT
 from rubric.data.grade_table import GradeRow
+from rubric.evaluate.estimate import EstimateReport, TopicValues, estimate_from_values
 from rubric.evaluate.report import REPR_RUNS, Report, Score
 from rubric.grading.api import Graded
 from rubric.grading.engine import GradeStats
@@ -151,6 +153,66 @@ def test_a_report_of_37_runs_prints_as_a_short_table():
     html = report._repr_html_()
     assert html.count("<tr>") == 38 and "<th>nDCG@10</th>" in html and "more runs" not in html
     assert "&lt;b&gt;" in Report([Score("<b>", "P@5", 1.0)])._repr_html_()  # run names escaped
+
+
+def _estimates(runs: int, topics: int, measures: tuple[str, ...]) -> EstimateReport:
+    """PPI++ estimates of ``runs`` runs over ``topics`` topics, a quarter of them judged."""
+    rng = np.random.default_rng(0)
+    human = np.clip(rng.random((runs, 1)) * 0.5 + rng.random((runs, topics)) * 0.5, 0, 1)
+    llm = np.clip(human + rng.normal(0, 0.1, human.shape), 0, 1)
+    names, ids, judged = (
+        [f"run-{i:02d}" for i in range(runs)],
+        [f"q{i}" for i in range(topics)],
+        slice(0, None, 4),
+    )
+    return estimate_from_values(
+        TopicValues(names, ids, {m: llm for m in measures}),
+        TopicValues(names, ids[judged], {m: human[:, judged] for m in measures}),
+        pairs=True,
+    )
+
+
+def test_estimates_of_37_runs_print_as_a_short_table():
+    """A notebook shows the PPI++ estimate and interval of the best runs, one line each, not a
+    dataclass dump of every row and pair."""
+    report = _estimates(37, 43, ("nDCG@10", "P@10"))
+    lines = repr(report).splitlines()
+    assert (
+        lines[0]
+        == "<EstimateReport: 37 runs x 2 measures, PPI++ from 11 of 43 topics judged, 0.95 intervals>"
+    )
+    assert lines[1].split() == ["run", "nDCG@10", "interval", "P@10", "interval"]
+    best = report.rows[0]  # rows are best first by the first measure's PPI++ estimate
+    assert best.ppipp[0] == max(r.ppipp[0] for r in report.rows if r.measure == "nDCG@10")
+    value, low, high = best.ppipp
+    assert lines[2].split()[:4] == [best.run, f"{value:.4f}", f"[{low:.4f},", f"{high:.4f}]"]
+    assert len(lines) == 2 + REPR_RUNS + 2 and lines[-2] == f"... {37 - REPR_RUNS} more runs"
+    resolved = sum(p.ppipp[1] > 0 or p.ppipp[2] < 0 for p in report.pairs or [])
+    assert 0 < resolved and lines[-1] == f"{resolved} of {2 * 37 * 36 // 2} pairs resolved by PPI++"
+    assert max(len(line) for line in lines) <= 100
+    html = report._repr_html_()
+    assert html.count("<tr>") == 38 and "<th>P@10</th>" in html and "more runs" not in html
+    one = _estimates(3, 8, ("P@10",))
+    assert repr(one).splitlines()[0].startswith("<EstimateReport: 3 runs x 1 measure, PPI++ from 2 of 8")
+
+
+def test_comparisons_print_as_a_short_table():
+    tiny = ROOT / "examples" / "tiny"
+    comparisons = rubric.compare(tiny / "qrels.txt", [tiny / "runs"], ["nDCG@10", "P@5"])
+    lines = repr(comparisons).splitlines()
+    significant = sum(r.p_adjusted < 0.05 for r in comparisons.rows)
+    assert lines[0] == f"<Comparisons: 6 pairs, {significant} significant at alpha 0.05>"
+    assert lines[1].split() == ["run_a", "run_b", "measure", "diff", "p_adjusted", "significant"]
+    first = comparisons.rows[0]
+    assert lines[2].split() == [
+        first.run_a, first.run_b, first.measure, f"{first.mean_b - first.mean_a:.4f}",
+        f"{first.p_adjusted:.4f}", "yes" if first.p_adjusted < 0.05 else "no",
+    ]  # fmt: skip
+    assert len(lines) == 2 + 6
+    many = dataclasses.replace(comparisons, rows=comparisons.rows * 3)
+    assert repr(many).splitlines()[-1] == f"... {18 - REPR_RUNS} more pairs"
+    html = comparisons._repr_html_()
+    assert html.count("<tr>") == 7 and "<caption>Comparisons: 6 pairs" in html
 
 
 def test_report_to_dataframe_is_the_long_table_and_its_per_query_values():

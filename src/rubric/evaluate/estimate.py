@@ -29,7 +29,7 @@ import numpy as np
 from rubric.data.grade_filter import GradeFilter
 from rubric.data.query_selection import Queries, QuerySelection, absent_note
 from rubric.data.run_columns import RunColumns
-from rubric.data.table import Table, check_format, latex_escape, render_tables
+from rubric.data.table import Table, check_format, counted, fmt_cell, latex_escape, render_tables
 from rubric.data.trec import NAME_FROM, Qrels
 from rubric.errors import UserError, one_of
 from rubric.evaluate.leaderboards import (
@@ -42,7 +42,7 @@ from rubric.evaluate.leaderboards import (
 from rubric.evaluate.measures import Measure
 from rubric.evaluate.ppi import MODES, Estimates, check_sizes, estimate_means
 from rubric.evaluate.qrels import QrelsResult
-from rubric.evaluate.report import Rendered
+from rubric.evaluate.report import HTML_RUNS, REPR_RUNS, Rendered, html_table, left_out, short_table
 from rubric.evaluate.treceval import Evaluator, QueryValues, TrecEvalSettings
 
 FORMATS = ("tsv", "json", "latex")
@@ -114,7 +114,7 @@ def _rows(names: list[str], measure: str, est: Estimates) -> list[Row]:
     ]
 
 
-@dataclass
+@dataclass(repr=False)
 class EstimateReport:
     """Estimates per run and measure, and (when asked) per pair of runs; rendered as TSV, JSON or
     LaTeX. Runs are ordered by the PPI++ estimate of the first measure, best first."""
@@ -136,6 +136,45 @@ class EstimateReport:
     @property
     def runs(self) -> list[str]:
         return list(dict.fromkeys(r.run for r in self.rows))
+
+    @property
+    def resolved_pairs(self) -> int:
+        """Pairs whose PPI++ interval excludes 0 (the data tells the two runs apart)."""
+        return sum(r.resolved != "no" for r in self.pairs or [])
+
+    # --- in a notebook: a short table of the PPI++ estimates ---------------------------------
+
+    def _short(self, runs: int) -> tuple[str, list[list[str]], str]:
+        """The heading, one row per run for the first ``runs`` runs (each measure's PPI++ estimate
+        and interval) and the lines under them (runs left out, pairs resolved)."""
+        cells = {(r.run, r.measure): r.ppipp for r in self.rows}
+        rows = [["run", *(h for m in self.measures for h in (m, "interval"))]]
+        for run in self.runs[:runs]:
+            row = [run]
+            for m in self.measures:
+                value, low, high = cells.get((run, m), (math.nan,) * 3)
+                row += [fmt_cell(value), f"[{fmt_cell(low)}, {fmt_cell(high)}]"]
+            rows.append(row)
+        size = f"{counted(len(self.runs), 'run')} x {counted(len(self.measures), 'measure')}"
+        heading = (
+            f"<{type(self).__name__}: {size}, PPI++ from {self.n_judged} of {self.n_topics} topics "
+            f"judged, {self.confidence:g} intervals>"
+        )
+        below = [left_out(max(0, len(self.runs) - runs))]
+        if self.pairs is not None:
+            below.append(f"{self.resolved_pairs} of {len(self.pairs)} pairs resolved by PPI++")
+        return heading, rows, "\n".join(line for line in below if line)
+
+    def __repr__(self) -> str:
+        """The PPI++ estimates of the first runs, one line per run and measure (the whole report:
+        :meth:`render`, :meth:`to_dict`)."""
+        heading, rows, below = self._short(REPR_RUNS)
+        return short_table(heading, rows, below)
+
+    def _repr_html_(self) -> str:
+        """The same table as HTML, for Jupyter (every run up to :data:`HTML_RUNS`)."""
+        heading, rows, below = self._short(HTML_RUNS)
+        return html_table(heading.strip("<>"), rows, below)
 
     def method(self) -> str:
         """How the intervals were made, in one line."""
@@ -200,7 +239,7 @@ class EstimateReport:
 
     def pairs_note(self) -> str:
         pairs = self.pairs or []
-        ppipp = sum(r.resolved != "no" for r in pairs)
+        ppipp = self.resolved_pairs
         human = sum(r.human[1] > 0 or r.human[2] < 0 for r in pairs)
         per_measure = len(pairs) // max(1, len(self.measures))
         how = (

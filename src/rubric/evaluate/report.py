@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from rubric.data.table import latex_escape
+from rubric.data.table import counted, latex_escape
 
 if TYPE_CHECKING:
     import pandas
@@ -55,6 +55,41 @@ def standard_error(values: list[float]) -> float:
 
 def _fmt(value: float, digits: int) -> str:
     return "" if value != value else f"{value:.{digits}f}"
+
+
+def short_table(heading: str, rows: list[list[str]], more: str = "", names: int = 1) -> str:
+    """A report's ``repr`` in a notebook: ``heading``, then ``rows`` (the header and the rows
+    shown) in aligned columns, the first ``names`` (run names, measures) left-aligned and the
+    numbers right-aligned, then ``more`` (what was left out), so a reader sees the top of a
+    leaderboard at a glance instead of a dataclass dump."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = [heading]
+    for row in rows:
+        lines.append(
+            "  ".join(
+                c.ljust(w) if i < names else c.rjust(w)
+                for i, (c, w) in enumerate(zip(row, widths, strict=True))
+            )
+        )
+    if more:
+        lines.append(more)
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def left_out(n: int, rows: str = "runs") -> str:
+    """The line under a short table that counts the ``rows`` it leaves out (none: empty)."""
+    return f"... {n} more {rows}" if n else ""
+
+
+def html_table(caption: str, rows: list[list[str]], more: str = "") -> str:
+    """The same table as HTML for Jupyter's ``_repr_html_`` (every cell escaped)."""
+    from html import escape
+
+    head = "".join(f"<th>{escape(c)}</th>" for c in rows[0])
+    body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in r) + "</tr>" for r in rows[1:])
+    tail = f"<p>{escape(more)}</p>" if more else ""
+    caption = f"<caption>{escape(caption)}</caption>"
+    return f"<table>{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{tail}"
 
 
 FORMATS = ("tsv", "json", "latex")
@@ -118,26 +153,13 @@ class Report:
         """A short table: the first runs by the first measure, one line each (the whole report is
         :meth:`to_tsv` or :meth:`to_dataframe`)."""
         rows, more = self._shown(REPR_RUNS)
-        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-        size = f"{len(self.runs)} runs x {len(self.measures)} measures"
-        lines = [f"<{type(self).__name__} {self.title!r}: {size}>"]
-        for row in rows:  # the run name left-aligned, the numbers right-aligned
-            cells = [row[0].ljust(widths[0]), *(c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True))]
-            lines.append("  ".join(cells))
-        if more:
-            lines.append(f"... {more} more runs")
-        return "\n".join(line.rstrip() for line in lines)
+        size = f"{counted(len(self.runs), 'run')} x {counted(len(self.measures), 'measure')}"
+        return short_table(f"<{type(self).__name__} {self.title!r}: {size}>", rows, left_out(more))
 
     def _repr_html_(self) -> str:
         """The same table as HTML, for Jupyter (every run up to :data:`HTML_RUNS`)."""
-        from html import escape
-
         rows, more = self._shown(HTML_RUNS)
-        head = "".join(f"<th>{escape(c)}</th>" for c in rows[0])
-        body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in r) + "</tr>" for r in rows[1:])
-        tail = f"<p>... {more} more runs</p>" if more else ""
-        caption = f"<caption>{escape(self.title)}</caption>"
-        return f"<table>{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{tail}"
+        return html_table(self.title, rows, left_out(more))
 
     def to_dataframe(self, *, per_query: bool = False) -> pandas.DataFrame:
         """The long table (``run measure value stderr n_queries``, as :meth:`to_tsv`, NaN where a

@@ -12,11 +12,13 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from rubric.data.query_selection import Queries
+from rubric.data.table import counted, fmt_cell
 from rubric.errors import one_of
 from rubric.evaluate.paired import CORRECTIONS, TESTS, Comparison, adjust, compare_scores
+from rubric.evaluate.report import HTML_RUNS, REPR_RUNS, html_table, left_out, short_table
 
 
-@dataclass
+@dataclass(repr=False)
 class Comparisons:
     """The pairwise tests of one call (a report object: TSV, JSON or LaTeX); ``significant``
     compares each adjusted p-value with ``alpha``."""
@@ -39,6 +41,37 @@ class Comparisons:
              r.n_queries, "yes" if self.significant(r) else "no"]
             for r in self.rows
         ]  # fmt: skip
+
+    # --- in a notebook: a short table of the pairs ---------------------------------------------
+
+    def _short(self, limit: int) -> tuple[str, list[list[str]], str]:
+        """The heading, the first ``limit`` pairs (difference, adjusted p-value, verdict) and the
+        line counting the pairs left out."""
+        rows = [["run_a", "run_b", "measure", "diff", "p_adjusted", "significant"]] + [
+            [
+                r.run_a,
+                r.run_b,
+                r.measure,
+                fmt_cell(r.diff),
+                fmt_cell(r.p_adjusted),
+                "yes" if self.significant(r) else "no",
+            ]
+            for r in self.rows[:limit]
+        ]
+        found = sum(self.significant(r) for r in self.rows)
+        size = counted(len(self.rows), "pair")
+        heading = f"<{type(self).__name__}: {size}, {found} significant at alpha {self.alpha:g}>"
+        return heading, rows, left_out(max(0, len(self.rows) - limit), "pairs")
+
+    def __repr__(self) -> str:
+        """The first pairs, one line each (all of them: :meth:`to_tsv`)."""
+        heading, rows, below = self._short(REPR_RUNS)
+        return short_table(heading, rows, below, names=3)
+
+    def _repr_html_(self) -> str:
+        """The same table as HTML, for Jupyter (every pair up to :data:`HTML_RUNS`)."""
+        heading, rows, below = self._short(HTML_RUNS)
+        return html_table(heading.strip("<>"), rows, below)
 
     def to_tsv(self, digits: int = 4) -> str:
         def f(x: Any) -> str:
