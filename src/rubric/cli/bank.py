@@ -16,12 +16,16 @@ app = phase_app(
 )
 
 
+Topics = Annotated[
+    Path, typer.Option("--topics", help="Query texts (topics): JSON {qid: text}, TSV or JSONL.")
+]
+TestCollection = Annotated[str, typer.Option("--test-collection", help="Recorded in each bank.")]
+
+
 @app.command("generate")
 @opt.option_groups
 def generate(
-    queries: Annotated[
-        Path, typer.Option("--topics", help="Query texts (topics): JSON {qid: text}, TSV or JSONL.")
-    ],
+    queries: Topics,
     kind: Annotated[
         choices.BankKind, typer.Option("--kind", help="What to generate: questions or nuggets.")
     ] = "questions",
@@ -47,7 +51,7 @@ def generate(
         ),
     ] = None,
     prompt_file: opt.PromptFiles = None,
-    test_collection: Annotated[str, typer.Option("--test-collection", help="Recorded in each bank.")] = "",
+    test_collection: TestCollection = "",
     output: Annotated[
         OutputPath, typer.Option("--output", "-o", help="Bank file to write (.jsonl or .jsonl.gz).")
     ] = ...,
@@ -83,9 +87,7 @@ def nuggetize(
     passages: Annotated[
         Path, typer.Option("--passages", help="Passages file (with judgments, or use --qrels).")
     ],
-    topics: Annotated[
-        Path, typer.Option("--topics", help="Query texts (topics): JSON {qid: text}, TSV or JSONL.")
-    ] = ...,
+    topics: Topics = ...,
     qrels: Annotated[
         Path,
         typer.Option(
@@ -168,7 +170,7 @@ def import_(
     tqa_prefix: Annotated[
         str, typer.Option("--tqa-prefix", help="Prefix of query ids made from TQA lesson ids.")
     ] = "tqa2:",
-    test_collection: Annotated[str, typer.Option("--test-collection", help="Recorded in each bank.")] = "",
+    test_collection: TestCollection = "",
     output: Annotated[OutputPath, typer.Option("--output", "-o", help="Bank file to write.")] = ...,
 ) -> None:
     """Import a human-made bank: TQA questions with answer keys, genq question sets, or plain

@@ -14,6 +14,10 @@ from rubric.data.table import counted
 
 app = phase_app("Convert runs, qrels, collections, RAG answers and topics into workbench files.")
 
+PassagesOutput = Annotated[
+    OutputPath, typer.Option("--output", "-o", help="Passages file to write (.jsonl.gz).")
+]
+
 
 @app.command("runs")
 def runs_command(
@@ -63,9 +67,7 @@ def runs_command(
         bool,
         typer.Option("--allow-missing", help="Leave out pooled passages without text instead of failing."),
     ] = False,
-    output: Annotated[
-        OutputPath, typer.Option("--output", "-o", help="Passages file to write (.jsonl.gz).")
-    ] = ...,
+    output: PassagesOutput = ...,
 ) -> None:
     """Pool the top-k of every run plus every judged passage into a passages file.
 
@@ -106,9 +108,7 @@ def rag_command(
         OptionalOutputPath,
         typer.Option("--queries-out", help="Also write the topics {qid: text} as queries JSON."),
     ] = None,
-    output: Annotated[
-        OutputPath, typer.Option("--output", "-o", help="Passages file to write (.jsonl.gz).")
-    ] = ...,
+    output: PassagesOutput = ...,
 ) -> None:
     """Turn RAG answers into passages: the run id is the ranking method, order is the rank.
 

@@ -51,12 +51,13 @@ MEASURE_HELP = (
     "(nDCG@10, P(rel=2)@20, AP(rel=2), R@1000, RR(rel=2)@10 = MS MARCO MRR@10, Judged@10, ERR@20, "
     "nDCG(judged_only=True)@10); alpha_nDCG@k over per-item qrels (--per-item)."
 )
+GradedFile = Annotated[Path, typer.Argument(help="Graded passages file (.jsonl or .jsonl.gz).")]
 
 
 @app.command("qrels")
 @opt.option_groups
 def qrels_command(
-    graded: Annotated[Path, typer.Argument(help="Graded passages file (.jsonl or .jsonl.gz).")],
+    graded: GradedFile,
     output: Annotated[
         OutputPath, typer.Option("--output", "-o", help="Qrels file to write (TREC format).")
     ] = ...,
@@ -180,7 +181,7 @@ def representative_command(
 
 @app.command("learn")
 def learn_command(
-    graded: Annotated[Path, typer.Argument(help="Graded passages file (.jsonl or .jsonl.gz).")],
+    graded: GradedFile,
     output: Annotated[
         OutputPath, typer.Option("--output", "-o", help="Qrels file to write (learned labels).")
     ] = ...,

@@ -38,14 +38,14 @@ app = phase_app(
 )
 
 
-PASSAGES_HELP = "Passages file (.jsonl or .jsonl.gz) from `rubric convert`."
+Passages = Annotated[Path, typer.Argument(help="Passages file (.jsonl or .jsonl.gz) from `rubric convert`.")]
 
 
 @app.command("exam")
 @updates_in_place("passages")
 @opt.option_groups
 def exam_command(
-    passages: Annotated[Path, typer.Argument(help=PASSAGES_HELP)],
+    passages: Passages,
     bank: Annotated[
         Path, typer.Option("--bank", "-b", help="Test bank (questions or nuggets, JSONL); required.")
     ] = ...,
@@ -77,7 +77,7 @@ def exam_command(
 @updates_in_place("passages")
 @opt.option_groups
 def direct_command(
-    passages: Annotated[Path, typer.Argument(help=PASSAGES_HELP)],
+    passages: Passages,
     queries: Annotated[
         Path, typer.Option("--topics", help="Query texts (topics): JSON, TSV or JSONL; required.")
     ] = ...,

@@ -12,11 +12,12 @@ from rubric.cli.common import phase_app
 app = phase_app("List the prompts (shipped and your own prompt files) and show one of them.")
 
 PROMPT_FILE_HELP = "Your own prompt file (TOML, see docs/prompts.md); repeatable. Default: none."
+PromptFiles = Annotated[list[Path], typer.Option("--prompt-file", help=PROMPT_FILE_HELP)]
 
 
 @app.command("list")
 def list_command(
-    prompt_file: Annotated[list[Path], typer.Option("--prompt-file", help=PROMPT_FILE_HELP)] = None,
+    prompt_file: PromptFiles = None,
     kind: Annotated[
         str | None,
         typer.Option(
@@ -39,7 +40,7 @@ def show_command(
     name: Annotated[
         str, typer.Argument(help="Prompt name (e.g. NuggetSelfRatedPrompt), alias or .toml path.")
     ],
-    prompt_file: Annotated[list[Path], typer.Option("--prompt-file", help=PROMPT_FILE_HELP)] = None,
+    prompt_file: PromptFiles = None,
     example: Annotated[
         bool,
         typer.Option(

@@ -15,6 +15,10 @@ from rubric.cli import choices
 from rubric.cli import options as opt
 from rubric.cli.common import OptionalOutputPath, OutputPath, emit, info
 
+LeaderboardFormat = Annotated[
+    choices.ReportFormat, typer.Option("--format", help="Leaderboard format on stdout: tsv, json or latex.")
+]
+
 
 @opt.option_groups
 def assign_command(
@@ -83,10 +87,7 @@ def nuggets_command(
         OptionalOutputPath,
         typer.Option("--output", "-o", help="Also write the per-(run, query) scores here (TSV)."),
     ] = None,
-    fmt: Annotated[
-        choices.ReportFormat,
-        typer.Option("--format", help="Leaderboard format on stdout: tsv, json or latex."),
-    ] = "tsv",
+    fmt: LeaderboardFormat = "tsv",
     subset: opt.QueryOptions = ...,
 ) -> None:
     """Nugget scores per run: V_strict, V_partial, A_strict, A_partial (mean over queries, stderr).
@@ -132,10 +133,7 @@ def support_command(
         str, typer.Option("--prompt", help="Support prompt name or TOML file.")
     ] = "TREC24Support",
     prompt_file: opt.PromptFiles = None,
-    fmt: Annotated[
-        choices.ReportFormat,
-        typer.Option("--format", help="Leaderboard format on stdout: tsv, json or latex."),
-    ] = "tsv",
+    fmt: LeaderboardFormat = "tsv",
     llm: opt.ChatOptions = ...,
 ) -> None:
     """Citation support: each answer sentence against each segment it cites, judged by an LLM.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -22,6 +22,14 @@ DL_JUDGMENT_HINT = (
     "1 (trec_eval's default level) counts every judgment above 0; TREC DL passage judgments are "
     "0-3 and the track counts 2 and up as relevant (1 means 'related'), so use 2 there."
 )
+
+
+def min_relevant_judgment(help_text: str, *old: str) -> Any:
+    """``--min-relevant-judgment`` / ``-j`` (after a command's ``old`` spellings), whose help ends
+    with the TREC DL hint: one declaration for every command that reads a relevance level."""
+    return typer.Option("--min-relevant-judgment", *old, "-j", min=1, help=f"{help_text} {DL_JUDGMENT_HINT}")
+
+
 ItemBanks = Annotated[
     list[Path],
     typer.Option(
@@ -113,14 +121,7 @@ def grid_command(
 def uncovered_command(
     graded: opt.GradedOptions = ...,
     min_judgment: Annotated[
-        int,
-        typer.Option(
-            "--min-relevant-judgment",
-            "--min-judgment",
-            "-j",
-            min=1,
-            help="Judged relevant from this level. " + DL_JUDGMENT_HINT,
-        ),
+        int, min_relevant_judgment("Judged relevant from this level.", "--min-judgment")
     ] = 1,
     min_grade: Annotated[
         int, typer.Option("--min-grade", "-t", min=0, max=5, help="An item covers a passage from this grade.")
@@ -184,15 +185,7 @@ def agreement_command(
     graded: Annotated[
         Path | None, typer.Argument(help=opt.GRADED_HELP + " Optional with --labels and --judgments.")
     ] = None,
-    min_relevant: Annotated[
-        int,
-        typer.Option(
-            "--min-relevant-judgment",
-            "-j",
-            min=1,
-            help="Judgments from this level count as relevant. " + DL_JUDGMENT_HINT,
-        ),
-    ] = 1,
+    min_relevant: Annotated[int, min_relevant_judgment("Judgments from this level count as relevant.")] = 1,
     prompt_class: Annotated[
         list[str],
         typer.Option(
@@ -351,13 +344,9 @@ def html_command(
     ] = 4,
     min_judgment: Annotated[
         int,
-        typer.Option(
-            "--min-relevant-judgment",
+        min_relevant_judgment(
+            "Initial 'judged relevant' level of the page's filters (changeable in the page).",
             "--min-judgment",
-            "-j",
-            min=1,
-            help="Initial 'judged relevant' level of the page's filters (changeable in the page). "
-            + DL_JUDGMENT_HINT,
         ),
     ] = 1,
     spurious_min: Annotated[
