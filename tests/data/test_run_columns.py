@@ -3,7 +3,9 @@ scores, the same errors (file:line), on every layout, gzip included."""
 
 from __future__ import annotations
 
+import decimal
 import gzip
+import math
 import struct
 
 import numpy as np
@@ -114,13 +116,73 @@ def test_a_bad_line_is_the_line_reader_s_error_with_its_line(tmp_path, line, mes
 
 def test_scores_round_as_c_does_near_float32_halfway_points():
     texts = _halfway_neighbours()
-    width = max(map(len, texts))
+    assert _parsed(texts) == [_c_float(t) for t in texts]
+
+
+def _c_float(text: str) -> float:
+    """C's ``(float) atof(text)``: the correctly rounded double, then rounded to float32."""
+    return struct.unpack("f", struct.pack("f", float(text)))[0]
+
+
+def _parsed(texts: list[str]) -> list[float] | None:
+    """:func:`parse_scores` of ``texts`` in right-aligned rows, as the reader cuts them."""
+    width = -(-max(map(len, texts)) // 8) * 8
     window = np.zeros((len(texts), width), np.uint8)
     for i, t in enumerate(texts):
-        window[i, : len(t)] = np.frombuffer(t.encode(), np.uint8)
+        window[i, width - len(t) :] = np.frombuffer(t.encode(), np.uint8)
     got = parse_scores(window, np.array([len(t) for t in texts]))
-    expected = [struct.unpack("f", struct.pack("f", float(t)))[0] for t in texts]
-    assert got is not None and got.tolist() == expected
+    return None if got is None else got.tolist()
+
+
+DIGITS = st.text("0123456789", min_size=1, max_size=24)
+DECIMALS = st.builds(
+    lambda sign, whole, point, frac, e: sign + whole + point + frac + e,
+    st.sampled_from(["", "-", "+"]), DIGITS, st.sampled_from([".", ""]), st.text("0123456789", max_size=24),
+    st.sampled_from(["", "e5", "E-7", "e+22", "e-23", "e-45", "e38", "e-310", "e400", "e"]),
+)  # fmt: skip
+
+
+def _float32_halfway_texts() -> list[str]:
+    """Points halfway between two float32s, exactly and cut to 16..19 digits: where a double a
+    few units off rounds the other way."""
+    out = []
+    for f in (1.0, 0.1, 3.0e-5, 7.25, 1234.5678, 6.1e-39):
+        single = np.float32(f)
+        half = (
+            decimal.Decimal(float(single))
+            + (
+                decimal.Decimal(float(np.nextafter(single, np.float32(np.inf))))
+                - decimal.Decimal(float(single))
+            )
+            / 2
+        )
+        for digits in (16, 17, 18, 19):
+            for rounding in (decimal.ROUND_DOWN, decimal.ROUND_UP):
+                ctx = decimal.Context(prec=digits, rounding=rounding)
+                out += [f"{ctx.plus(half):f}", f"{ctx.plus(half):e}"]
+    return out
+
+
+def test_scores_at_float32_halfway_points_cut_to_19_digits():
+    texts = _float32_halfway_texts()
+    assert _parsed(texts) == [_c_float(t) for t in texts]
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts=st.lists(st.one_of(SCORE_TEXTS, DECIMALS), min_size=1, max_size=30))
+def test_scores_are_c_s_float_of_the_correctly_rounded_double(texts):
+    """Every digit count (up to 48, past the 15 of the exact path and the 19 of the near one),
+    signs, points and exponents, mixed in one run as runs mix them."""
+    try:
+        expected = [_c_float(t) for t in texts]
+    except ValueError:  # not a number ("1e"): the line reader reports it
+        expected = [math.nan]
+    assert _parsed(texts) == (expected if all(map(math.isfinite, expected)) else None)
+
+
+@pytest.mark.parametrize("bad", ["abc", "1.2.3", "--1", "1-", ".", "-", "1e", "0x10"])
+def test_a_score_that_is_not_a_number_is_refused(bad):
+    assert _parsed(["1.5", bad]) is None
 
 
 def test_ties_rank_by_document_id_descending_and_minus_zero_is_zero(tmp_path):
@@ -128,3 +190,32 @@ def test_ties_rank_by_document_id_descending_and_minus_zero_is_zero(tmp_path):
     path.write_text("1 Q0 a 1 -0 r\n1 Q0 c 2 0.0 r\n1 Q0 b 3 0.1 r\n1 Q0 d 4 0.100000001 r\n")
     run = read_run_columns(path)
     assert run.docs.tolist() == [b"d", b"b", b"c", b"a"]  # 0.1 and 0.100000001 are one float32
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.sampled_from(["1", "2", "3"]),
+            st.sampled_from(["a", "b", "c", "d", "e"]),
+            st.sampled_from([0.5, 0.25, 0.0, -0.0, 1.0, 3.0]),
+        ),  # fmt: skip
+        min_size=1,
+        max_size=40,
+        unique_by=lambda r: (r[0], r[1]),
+    ),
+    best_first=st.booleans(),
+)
+def test_rankings_are_trec_eval_s_order_whatever_the_file_s_order(tmp_path_factory, rows, best_first):
+    """Score descending, ties by document id descending (a sort written out in Python), from a
+    file written best first with ties in any order, or in any order at all."""
+    if best_first:
+        rows = sorted(rows, key=lambda r: (r[0], -r[2]))
+    path = tmp_path_factory.mktemp("run") / "run.txt"
+    path.write_text("".join(f"{q} Q0 {d} 1 {s} t\n" for q, d, s in rows))
+    run = read_run_columns(path)
+    for i, q in enumerate(run.queries):
+        expected = sorted(((s + 0.0, d) for qq, d, s in rows if qq == q), reverse=True)
+        docs = [d.decode() for d in run.docs[run.block(i)]]
+        got = list(zip(run.scores[run.block(i)].tolist(), docs, strict=True))
+        assert got == expected

@@ -20,6 +20,8 @@ about the time pyarrow's reader takes, without a new core dependency (docs/ARCHI
 
 from __future__ import annotations
 
+import re
+import sys
 from collections.abc import Container
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,9 +31,23 @@ import numpy as np
 from rubric.data.files import decode_text, open_binary
 from rubric.data.trec import Run, RunScores, run_from_text
 
-#: Byte values: newline, blank, tab, ``#``, ``-``, ``+``, ``.``, ``0``.
-_NL, _SP, _TAB, _HASH, _MINUS, _PLUS, _DOT, _ZERO = 10, 32, 9, 35, 45, 43, 46, 48
+#: Byte values: newline, blank, tab, ``#``, ``-``, ``+``, ``.``, ``0``, ``e``.
+_NL, _SP, _TAB, _HASH, _MINUS, _PLUS, _DOT, _ZERO, _E = 10, 32, 9, 35, 45, 43, 46, 48, 101
 _WIDEST_FIELD = 256  # longer ids or scores take the line reader
+_POW10 = np.array([float(10**k) for k in range(300)])  # correctly rounded; exact up to 10**22
+_EXACT_POWER = 22
+#: Whitespace to str.split() (the line reader) that the blank scan does not split on.
+#: ``_BYTE_MASKS[k]``: the first ``k`` bytes of a little- or big-endian word in memory.
+_BYTE_MASKS = np.array(
+    [int.from_bytes(b"\xff" * k + b"\0" * (8 - k), sys.byteorder) for k in range(9)], dtype=np.uint64
+)
+#: ``_TAIL_MASKS[k]``: the last ``k`` bytes of a word in memory.
+_TAIL_MASKS = np.array(
+    [int.from_bytes(b"\0" * (8 - k) + b"\xff" * k, sys.byteorder) for k in range(9)], dtype=np.uint64
+)
+Stretches = list[tuple[str, int, int]]  # query id, first line, line past the last
+Parsed = tuple[str, list[str], np.ndarray, np.ndarray, np.ndarray]  # tag, queries, offsets, docs, scores
+_UNICODE_SPACE = re.compile(r"[^\S \t\n]")
 
 
 @dataclass
@@ -87,56 +103,169 @@ class RunColumns:
 
 
 def _ranked(run: RunColumns) -> RunColumns:
-    """Rows reordered within each query as trec_eval ranks them (a no-op when already so)."""
+    """Rows reordered within each query as trec_eval ranks them (a no-op when already so).
+
+    Runs are mostly written best first, with ties in an order of their own: then only the rows
+    of tied scores are sorted (by document id descending), not the whole run."""
     docs, scores = run.docs, run.scores + np.float32(0.0)  # -0.0 is 0.0, as C compares them
-    if len(scores) > 1:
-        qcode = np.repeat(np.arange(len(run.queries)), np.diff(run.offsets))
-        same_q = qcode[1:] == qcode[:-1]
-        higher = scores[:-1] > scores[1:]
-        tie_ok = (scores[:-1] == scores[1:]) & (docs[:-1] > docs[1:])
-        if not np.all(~same_q | higher | tie_ok):
-            order = np.lexsort((docs, scores, -qcode))[::-1]
-            docs, scores = docs[order], scores[order]
+    if len(scores) < 2:
+        return RunColumns(run.name, run.queries, run.offsets, docs, scores, run.path)
+    qcode = np.repeat(np.arange(len(run.queries)), np.diff(run.offsets))
+    same_q = qcode[1:] == qcode[:-1]
+    if np.all(~same_q | (scores[:-1] >= scores[1:])):  # best first: only ties may be out of order
+        tied = same_q & (scores[:-1] == scores[1:])
+        if np.any(tied & (docs[:-1] <= docs[1:])):
+            group = np.cumsum(np.concatenate(([True], ~tied)))
+            rows = np.flatnonzero(np.concatenate(([False], tied)) | np.concatenate((tied, [False])))
+            order = rows[np.lexsort((docs[rows], -group[rows]))[::-1]]
+            docs = docs.copy()
+            docs[rows] = docs[order]
+    else:
+        order = np.lexsort((docs, scores, -qcode))[::-1]
+        docs, scores = docs[order], scores[order]
     return RunColumns(run.name, run.queries, run.offsets, docs, scores, run.path)
 
 
-def _fields(arr: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray | None:
-    """Each ``arr[start:start+length]`` as one row of a zero-padded ``(n, width)`` byte matrix
-    (rows of a strided view of ``arr``: no index matrix is made)."""
-    width = max(int(lengths.max()) if lengths.size else 1, 1)
+def _words(
+    bytes64: np.ndarray, starts: np.ndarray, lengths: np.ndarray, *, right: bool = False
+) -> np.ndarray | None:
+    """Each field ``starts[i]`` + ``lengths[i]`` bytes as one row of 64-bit words (``(n, k)``,
+    the bytes in order in memory), zero-padded after the field, or before it when ``right``
+    (right-aligned: a field's last byte is the row's last). The words are read unaligned from
+    ``bytes64``, a view of the text at every byte offset that ends in at least
+    :data:`_WIDEST_FIELD` + 8 zero bytes (a right-aligned word starting before the text lies
+    wholly before its field, which starts at byte 8 at the earliest, and is masked out).
+    None if a field is wider than :data:`_WIDEST_FIELD`."""
+    width = int(lengths.max()) if lengths.size else 0
     if width > _WIDEST_FIELD:
         return None
-    padded = np.concatenate((arr, np.zeros(width, np.uint8)))
-    rows = np.lib.stride_tricks.as_strided(padded, shape=(len(arr), width), strides=(1, 1))[starts]
-    rows[np.arange(width) >= lengths[:, None]] = 0
-    return rows
+    k = max(-(-width // 8), 1)
+    out = np.empty((len(starts), k), np.uint64)
+    if right:
+        ends = starts + lengths
+        for j in range(k):
+            kept = np.clip(lengths - 8 * (k - 1 - j), 0, 8)
+            out[:, j] = bytes64[ends - 8 * (k - j)] & _TAIL_MASKS[kept]
+    else:
+        for j in range(k):
+            out[:, j] = bytes64[starts + 8 * j] & _BYTE_MASKS[np.clip(lengths - 8 * j, 0, 8)]
+    return out
 
 
 def parse_scores(window: np.ndarray, lengths: np.ndarray) -> np.ndarray | None:
-    """Scores from their zero-padded byte rows as float32, rounded via double as C's
-    ``(float) atof(s)``: numpy's cast of byte strings to double is correctly rounded (what
-    ``strtod`` gives), and accepts what the line reader's :func:`~rubric.data.trec.to_float32`
-    accepts. None if one is not a number or not finite as a float32 (the line reader then
-    reports it with its line)."""
-    del lengths  # the padding ends each text
-    texts = np.ascontiguousarray(window).view(f"S{window.shape[1]}").ravel()
-    try:
-        values = texts.astype(np.float64)
-    except ValueError:
-        return None
+    """Scores from their byte rows, right-aligned and zero-padded on the left, as float32,
+    rounded via double as C's ``(float) atof(s)``; None if one is not a number or not finite as
+    a float32 (the line reader then reports it with its line).
+
+    Numbers written ``[+-]digits[.digits][(e|E)[+-]digits]`` are read by arithmetic, one
+    column of all rows at a time (Horner's rule): the digits make an integer ``m`` and the value
+    is ``m * 10**p``, ``p`` the exponent less the digits after the point. With ``m < 2**53`` and
+    ``|p| <= 22``, ``m`` and ``10**|p|`` are exact doubles and one product or quotient is the
+    correctly rounded double ``strtod`` gives (Clinger's fast path). Otherwise, up to
+    ``m < 10**19`` (a float's ``repr`` has 17 digits), the result is within a few units in the last
+    place of that double, and so rounds to the same float32 unless it lies within a few units
+    of a point halfway between two float32s. Those, longer numbers and words go through numpy's
+    cast of byte strings to double, which is correctly rounded too and accepts what the line
+    reader's :func:`~rubric.data.trec.to_float32` accepts."""
+    n, width = window.shape
+    used = min(int(lengths.max()), width) if n else 0
+    columns = np.ascontiguousarray(window[:, width - used :].T)  # (used, n): sums over rows are fast
+    with_e = ((columns | np.uint8(0x20)) == _E).any(axis=0)  # e or E
+    values, number, exact = np.zeros(n), np.zeros(n, bool), np.zeros(n, bool)
+    for rows in (np.flatnonzero(~with_e), np.flatnonzero(with_e)):
+        if len(rows):
+            part = columns if len(rows) == n else columns[:, rows]
+            found = _numbers(part, lengths[rows], exponent=bool(with_e[rows[0]]))
+            values[rows], number[rows], exact[rows] = found
     with np.errstate(over="ignore", invalid="ignore"):
         singles = values.astype(np.float32)
+    inexact = np.flatnonzero(number & ~exact)
+    near = np.zeros(n, bool)
+    near[inexact] = _near_halfway(values[inexact], singles[inexact])
+    rest = np.flatnonzero(~number | near)
+    if len(rest):
+        right = window[rest][:, width - used :]
+        at = np.arange(used) + (used - lengths[rest])[:, None]  # left-aligned again
+        left = np.where(at < used, np.take_along_axis(right, np.minimum(at, used - 1), axis=1), np.uint8(0))
+        texts = np.ascontiguousarray(left).view(f"S{used}").ravel()
+        try:
+            exact_values = texts.astype(np.float64)
+        except ValueError:
+            return None
+        with np.errstate(over="ignore", invalid="ignore"):
+            singles[rest] = exact_values.astype(np.float32)
     return singles if np.isfinite(singles).all() else None
 
 
-def _duplicated(qcode: np.ndarray, docs: np.ndarray) -> bool:
-    """Whether some query lists a document twice (a hash of each row; a collision only sends
-    the file to the line reader, which checks exactly)."""
-    words = docs.view(np.uint8).reshape(len(docs), -1)
-    pad = (-words.shape[1]) % 8
-    if pad:
-        words = np.concatenate((words, np.zeros((len(docs), pad), np.uint8)), axis=1)
-    words = np.ascontiguousarray(words).view(np.uint64)
+def _numbers(
+    columns: np.ndarray, lengths: np.ndarray, *, exponent: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The values of right-aligned number texts (``columns``: one row per byte position, one
+    column per text), whether each is a number this reads, and whether its value is the
+    correctly rounded double (Clinger's fast path; see :func:`parse_scores`). With
+    ``exponent``, each text has an ``e`` or ``E``."""
+    used, n = columns.shape
+    digit_values = columns - np.uint8(_ZERO)
+    is_digit = digit_values <= 9
+    is_dot = columns == _DOT
+    is_sign = (columns == _MINUS) | (columns == _PLUS)
+    first = columns[used - lengths, np.arange(n)]
+    mantissa = np.zeros(n, np.float64)  # the digits as an integer, exact below 2**53
+    point = np.zeros(n, np.int64)  # digits after the point
+    seen_point = np.zeros(n, bool)
+    if exponent:
+        is_e = (columns | np.uint8(0x20)) == _E
+        e_at = is_e.argmax(axis=0)  # each text has one (more: not a number, below)
+        in_mantissa = np.arange(used)[:, None] < e_at
+        mantissa_digits = is_digit & in_mantissa
+    else:
+        mantissa_digits = is_digit
+    for j in range(used):  # Horner's rule, one column of all texts at a time
+        digit = mantissa_digits[j]
+        mantissa = np.where(digit, mantissa * 10.0 + digit_values[j], mantissa)
+        point += digit & seen_point
+        seen_point |= is_dot[j]
+    n_digits = mantissa_digits.sum(axis=0)
+    signs_at = (first == _MINUS) | (first == _PLUS)  # a sign may open the text
+    power = -point
+    number = (n_digits >= 1) & (mantissa < 1e19) & (is_dot.sum(axis=0) <= 1)  # 19 digits: a few roundings
+    if exponent:
+        exp_digits = is_digit & ~in_mantissa
+        e_value = np.zeros(n, np.int64)
+        for j in range(used):
+            e_value = np.where(exp_digits[j], np.minimum(e_value * 10 + digit_values[j], 10**6), e_value)
+        after_e = columns[np.minimum(e_at + 1, used - 1), np.arange(n)]
+        e_signed = ((after_e == _MINUS) | (after_e == _PLUS)) & (e_at + 1 < used)
+        power += np.where(after_e == _MINUS, -e_value, e_value)
+        number &= (
+            (is_e.sum(axis=0) == 1) & (exp_digits.sum(axis=0) >= 1) & ~(is_dot & ~in_mantissa).any(axis=0)
+        )
+        others = lengths - n_digits - exp_digits.sum(axis=0) - is_dot.sum(axis=0) - 1
+        number &= (is_sign.sum(axis=0) == signs_at + e_signed) & (others == signs_at + e_signed)
+    else:
+        others = lengths - n_digits - is_dot.sum(axis=0)
+        number &= (is_sign.sum(axis=0) == signs_at) & (others == signs_at)
+    number &= np.abs(power) < len(_POW10)
+    scale = _POW10[np.minimum(np.abs(power), len(_POW10) - 1)]
+    with np.errstate(over="ignore"):
+        values = np.where(power < 0, mantissa / scale, mantissa * scale)
+    values = np.where(first == _MINUS, -values, values)
+    exact = (mantissa < 2.0**53) & (np.abs(power) <= _EXACT_POWER)
+    return values, number, exact
+
+
+def _near_halfway(values: np.ndarray, singles: np.ndarray) -> np.ndarray:
+    """Whether each double lies within 32 units in its last place of a point halfway between two
+    float32s (then the correctly rounded double, a few units away, might round to the other)."""
+    toward = np.where(values > singles, np.float32(np.inf), np.float32(-np.inf)).astype(np.float32)
+    halfway = (singles.astype(np.float64) + np.nextafter(singles, toward).astype(np.float64)) / 2
+    with np.errstate(invalid="ignore"):
+        return ~(np.abs(values - halfway) > 32 * np.spacing(np.abs(values)))
+
+
+def _duplicated(qcode: np.ndarray, words: np.ndarray) -> bool:
+    """Whether some query lists a document twice (a hash of each row's query and document
+    words; a collision only sends the file to the line reader, which checks exactly)."""
     h = qcode.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
     with np.errstate(over="ignore"):
         for j in range(words.shape[1]):
@@ -146,125 +275,182 @@ def _duplicated(qcode: np.ndarray, docs: np.ndarray) -> bool:
     return bool(np.any(h[1:] == h[:-1]))
 
 
-def _wanted_lines(data: bytes, queries: Container[str]) -> bytes | None:
-    """The lines of the wanted queries (None: the file is not in the common layout).
+def _layout(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Line starts, line ends and each line's first five blanks (``(n, 5)``) of a text ending in
+    a line end; None unless every line has six or more non-empty fields split by one blank or
+    tab and no control byte (CR, NUL, form feed...) is in the text: the line reader decides.
 
-    An evaluation reads only the queries of its qrels (43 of the 200 of a TREC DL run): the query
-    id of every line is found from its first bytes alone, and only the stretches of lines of
-    wanted queries are parsed further. Their other lines are not checked (as trec_eval, which
-    reads a bad number as 0)."""
-    arr = np.frombuffer(data, np.uint8)
-    ends = np.flatnonzero(arr == _NL)
-    if not len(ends) or ends[-1] != len(arr) - 1:
-        ends = np.append(ends, len(arr))
-    starts = np.concatenate(([0], ends[:-1] + 1))
-    for width in (16, 64):  # query ids are short: look at 16 bytes of each line, else 64
-        padded = np.concatenate((arr, np.full(width, _NL, np.uint8)))
-        window = np.lib.stride_tricks.as_strided(padded, shape=(len(arr), width), strides=(1, 1))[starts]
-        stop = (window == _SP) | (window == _TAB) | (window == _NL)
-        if np.all(stop.any(axis=1)):
-            break
+    One scan finds every byte up to the blank; a run written by a TREC tool has exactly five
+    blanks and a line end per line, and then those positions, in order, are the rows of an
+    ``(n, 6)`` array. Otherwise (trailing text after the tag) each line's first blank is found
+    by a sorted search."""
+    stops = np.flatnonzero(arr <= _SP)
+    kind = arr[stops]
+    line_end = kind == _NL
+    if np.any(~line_end & (kind != _SP) & (kind != _TAB)) or stops[0] == 0 or np.any(np.diff(stops) < 2):
+        return None  # a control byte, an empty line or field, a leading or trailing blank
+    ends = stops[line_end]
+    n = len(ends)
+    starts = np.empty_like(ends)
+    starts[0], starts[1:] = 0, ends[:-1] + 1
+    if len(stops) == 6 * n and line_end[5::6].all():  # with the counts equal, each line has five
+        cut = stops.reshape(n, 6)[:, :5]
     else:
+        blanks = stops[~line_end]
+        at = np.searchsorted(blanks, starts)
+        if at[-1] + 4 >= len(blanks):
+            return None
+        cut = blanks[at[:, None] + np.arange(5)]
+        if np.any(cut[:, 4] >= ends):
+            return None  # fewer than six fields
+    if np.any(arr[starts] == _HASH):
+        return None  # a comment line
+    return starts, ends, cut
+
+
+def _stretches(text: bytes, bytes64: np.ndarray, starts: np.ndarray) -> Stretches | None:
+    """The query id of each stretch of lines (first line, line past its end), for a run whose
+    lines of one query are together (None: not so, or not sure).
+
+    The ends of the stretches are found by galloping over the line starts, comparing the first
+    bytes of a line in Python (a few thousand comparisons for a 200-query run); then every line
+    is checked at once: its first word(s) must be its stretch's query id and separator."""
+    n = len(starts)
+    found: Stretches = []
+    prefixes: list[bytes] = []
+    i = 0
+    while i < n:
+        a = int(starts[i])
+        cut = min(
+            (p for p in (text.find(b" ", a, a + 16), text.find(b"\t", a, a + 16)) if p >= 0), default=-1
+        )
+        if cut <= a or cut - a > 15 or b"\n" in text[a:cut]:
+            return None  # no or a long query id: the full path decides
+        prefix = text[a : cut + 1]
+        step = 1
+        while i + step < n and text.startswith(prefix, int(starts[i + step])):
+            step *= 2
+        low, high = i + step // 2, min(i + step, n)  # low starts with the prefix, high does not (or is n)
+        while high - low > 1:
+            mid = (low + high) // 2
+            if text.startswith(prefix, int(starts[mid])):
+                low = mid
+            else:
+                high = mid
+        found.append((text[a:cut].decode(), i, high))
+        prefixes.append(prefix)
+        i = high
+    if len({q for q, _, _ in found}) < len(found):
+        return None  # a query in two stretches
+    lengths = np.array([len(p) for p in prefixes], np.int64)
+    expected = np.zeros((len(prefixes), 2), np.uint64)
+    for row, p in enumerate(prefixes):
+        expected[row] = np.frombuffer(p.ljust(16, b"\0"), np.uint64)
+    lines = np.diff([0, *(b for _, _, b in found)])
+    per_line = np.repeat(lengths, lines)
+    seen = _words(bytes64, starts, per_line)
+    if seen is None or seen.shape[1] == 1 and lengths.max() > 8:
         return None
-    qlen = stop.argmax(axis=1)
-    if np.any(qlen == 0):
-        return None  # a blank or indented line: the line reader decides
-    window[np.arange(width) >= qlen[:, None]] = 0
-    qids = window.view(f"S{width}").ravel()
-    change = np.flatnonzero(qids[1:] != qids[:-1]) + 1
-    first = np.concatenate(([0], change))
-    last = np.concatenate((change, [len(starts)])) - 1
-    kept = [q.decode("utf-8", "replace") in queries for q in qids[first].tolist()]
-    spans = zip(starts[first].tolist(), (ends[last] + 1).tolist(), kept, strict=True)
-    return b"".join(data[a:b] for a, b, keep in spans if keep)
+    if not np.array_equal(seen, np.repeat(expected[:, : seen.shape[1]], lines, axis=0)):
+        return None
+    return found
 
 
-def _parse(
-    data: bytes, queries: Container[str] | None
-) -> tuple[str, list[str], np.ndarray, np.ndarray, np.ndarray] | None:
-    """The columns of a run file in the common layout, or None for the line reader."""
+def _unaligned_words(buffer: np.ndarray, n: int) -> np.ndarray:
+    """The 64-bit word at each of the first ``n`` byte offsets of ``buffer`` (a strided view;
+    ``buffer`` must hold 8 bytes past ``n``)."""
+    words = np.frombuffer(buffer.data, np.uint64, count=len(buffer) // 8)
+    return np.lib.stride_tricks.as_strided(words, shape=(n,), strides=(1,))
+
+
+def _parse(data: bytes, queries: Container[str] | None) -> Parsed | None:
+    """The columns of a run file in the common layout, or None for the line reader.
+
+    The lines of each query are found first (:func:`_stretches`); if some queries are not
+    wanted, only the other lines are read further (43 of the 200 queries of a TREC DL run are
+    judged), unchecked (as trec_eval, which reads a bad number as 0). Then one scan finds the
+    blanks of every line, and the documents and scores are cut out as 64-bit words."""
     if not data:
         return None
-    if queries is not None:
-        tag = _first_tag(data)
-        lines = _wanted_lines(data, queries)
-        if lines is None or tag is None:
-            return None
-        if not lines:
-            return tag, [], np.zeros(1, np.int64), np.zeros(0, "S1"), np.zeros(0, np.float32)
-        parsed = _parse(data if len(lines) == len(data) else lines, None)
-        return None if parsed is None else (tag, *parsed[1:])
-    arr = np.frombuffer(data, np.uint8)
-    if arr[-1] != _NL:
-        arr = np.append(arr, np.uint8(_NL))
-    if np.any(arr == 13) or (arr.max() >= 128 and not _is_utf8(data)):
+    text = data if data.endswith(b"\n") else data + b"\n"
+    buffer = np.frombuffer(text + bytes(_WIDEST_FIELD + 8), np.uint8)
+    arr = buffer[: len(text)]
+    if arr.max() >= 128 and not _plain_utf8(text):
         return None
+    bytes64 = _unaligned_words(buffer, len(text) + _WIDEST_FIELD)
     ends = np.flatnonzero(arr == _NL)
-    starts = np.concatenate(([0], ends[:-1] + 1))
-    if np.any(ends == starts):
+    starts = np.empty_like(ends)
+    starts[0], starts[1:] = 0, ends[:-1] + 1
+    stretches = _stretches(text, bytes64, starts)
+    if queries is not None and stretches is not None and any(q not in queries for q, _, _ in stretches):
+        kept = [(int(starts[a]), int(ends[b - 1]) + 1) for q, a, b in stretches if q in queries]
+        first = text[: text.index(b"\n")].split()
+        try:
+            tag = first[5].decode() if len(first) >= 6 else None
+        except UnicodeDecodeError:
+            tag = None
+        parsed = _parse(b"".join(text[a:b] for a, b in kept), None) if kept else _EMPTY
+        return None if parsed is None or tag is None else (tag, *parsed[1:])
+    layout = _layout(arr)
+    if layout is None:
         return None
-    first = arr[starts]
-    if np.any((first == _SP) | (first == _TAB) | (first == _HASH)):
-        return None
-    blanks = np.flatnonzero((arr == _SP) | (arr == _TAB))
-    at = np.searchsorted(blanks, starts)
-    if at.size and at[-1] + 4 >= blanks.size:
-        return None
-    cut = blanks[at[:, None] + np.arange(5)]  # the first five blanks of each line
-    if np.any(cut[:, 4] >= ends - 1) or np.any(np.diff(cut, axis=1) < 2):
-        return None  # fewer than six columns, or two blanks in a row: the line reader decides
-    qlen = cut[:, 0] - starts
-    qwin = _fields(arr, starts, qlen)
-    if qwin is None:
-        return None
-    qbytes = np.ascontiguousarray(qwin).view(f"S{qwin.shape[1]}").ravel()
-    change = np.flatnonzero(qbytes[1:] != qbytes[:-1]) + 1
-    stretch_start = np.concatenate(([0], change))
-    stretch_end = np.concatenate((change, [len(starts)]))
-    stretch_q = [q.decode() for q in qbytes[stretch_start].tolist()]
-    wanted = sorted({q for q in stretch_q if queries is None or q in queries})
+    return _columns(text, bytes64, layout, stretches, queries)
+
+
+_EMPTY: Parsed = ("", [], np.zeros(1, np.int64), np.zeros(0, "S1"), np.zeros(0, np.float32))
+
+
+def _columns(
+    text: bytes,
+    bytes64: np.ndarray,
+    layout: tuple[np.ndarray, np.ndarray, np.ndarray],
+    stretches: Stretches | None,
+    queries: Container[str] | None,
+) -> Parsed | None:
+    """The wanted queries' documents and float32 scores, from the lines' blanks."""
+    starts, ends, cut = layout
+    tag = text[int(cut[0, 4]) + 1 : int(ends[0])].replace(b"\t", b" ").split(b" ")[0].decode()
+    if stretches is None:  # lines of a query apart: every line's query id compared as words
+        qwords = _words(bytes64, starts, cut[:, 0] - starts)
+        if qwords is None:
+            return None
+        change = np.flatnonzero(np.any(qwords[1:] != qwords[:-1], axis=1)) + 1
+        first, past = np.concatenate(([0], change)), np.concatenate((change, [len(starts)]))
+        q_to = cut[first, 0].tolist()
+        ids = [text[a:b].decode() for a, b in zip(starts[first].tolist(), q_to, strict=True)]
+        stretches = list(zip(ids, first.tolist(), past.tolist(), strict=True))
+    wanted = sorted({q for q, _, _ in stretches if queries is None or q in queries})
     code = {q: i for i, q in enumerate(wanted)}
-    stretch_code = np.array([code.get(q, -1) for q in stretch_q], dtype=np.int64)
-    qcode = np.repeat(stretch_code, stretch_end - stretch_start)
-    keep = qcode >= 0
-    if not keep.all():
-        qcode, starts, ends, cut = qcode[keep], starts[keep], ends[keep], cut[keep]
-    dwin = _fields(arr, cut[:, 1] + 1, cut[:, 2] - cut[:, 1] - 1)
+    qcode = np.repeat([code.get(q, -1) for q, _, _ in stretches], [b - a for _, a, b in stretches])
+    if len(wanted) < len({q for q, _, _ in stretches}):
+        keep = qcode >= 0
+        qcode, cut = qcode[keep], cut[keep]
+    if not len(qcode):
+        return (tag, *_EMPTY[1:])
+    dwords = _words(bytes64, cut[:, 1] + 1, cut[:, 2] - cut[:, 1] - 1)
     slen = cut[:, 4] - cut[:, 3] - 1
-    swin = _fields(arr, cut[:, 3] + 1, slen)
-    if dwin is None or swin is None:
+    swords = _words(bytes64, cut[:, 3] + 1, slen, right=True)
+    if dwords is None or swords is None or _duplicated(qcode, dwords):
         return None
-    scores = parse_scores(swin, slen) if len(qcode) else np.zeros(0, np.float32)
+    scores = parse_scores(swords.view(np.uint8).reshape(len(swords), -1), slen)
     if scores is None:
         return None
-    docs = np.ascontiguousarray(dwin).view(f"S{dwin.shape[1]}").ravel()
-    if len(qcode) and _duplicated(qcode, docs):
-        return None
+    docs = dwords.view(f"S{8 * dwords.shape[1]}").ravel()
     if np.any(qcode[1:] < qcode[:-1]):  # a query's lines in several stretches, or unsorted ids
         order = np.argsort(qcode, kind="stable")
         qcode, docs, scores = qcode[order], docs[order], scores[order]
-    counts = np.bincount(qcode, minlength=len(wanted))
-    offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-    tag_end = blanks[at[0] + 5] if at[0] + 5 < blanks.size and blanks[at[0] + 5] < ends[0] else ends[0]
-    tag = data[int(blanks[at[0] + 4]) + 1 : int(tag_end)].decode()
+    offsets = np.concatenate(([0], np.cumsum(np.bincount(qcode, minlength=len(wanted))))).astype(np.int64)
     return tag, wanted, offsets, docs, scores
 
 
-def _first_tag(data: bytes) -> str | None:
-    """The run tag of the first line (the run's name), or None if that line has no tag."""
-    cols = data[: data.find(b"\n") if b"\n" in data else len(data)].split()
+def _plain_utf8(data: bytes) -> bool:
+    """Whether non-ASCII text is UTF-8 without whitespace the blank scan would not split on
+    (``str.split``, the line reader's, splits on U+00A0, U+2003 and the like)."""
     try:
-        return cols[5].decode() if len(cols) >= 6 else None
-    except UnicodeDecodeError:
-        return None
-
-
-def _is_utf8(data: bytes) -> bool:
-    try:
-        data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         return False
-    return True
+    return _UNICODE_SPACE.search(text) is None
 
 
 def read_run_columns(

@@ -35,7 +35,6 @@ from rubric.data.trec import (
 from rubric.errors import UserError, expected, one_of
 from rubric.evaluate.alpha_ndcg import ItemQrels, max_qrels, read_item_qrels
 from rubric.evaluate.measures import Measure, parse_measures, relstring_request, wants_runid
-from rubric.evaluate.qrels import QrelsResult
 from rubric.evaluate.report import Rendered, Report, Score
 from rubric.evaluate.treceval import Evaluator, QueryValues, TrecEvalSettings, trec_eval_lines
 from rubric.evaluate.zscores import ZScores, read_zscores
@@ -43,6 +42,7 @@ from rubric.evaluate.zscores import ZScores, read_zscores
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
+    from rubric.evaluate.qrels import QrelsResult
     from rubric.evaluate.wide import Marks
 
 RunsLike = Iterable[Run | str | Path | RunSource] | Mapping[str, RunScores]
@@ -50,13 +50,15 @@ RunsLike = Iterable[Run | str | Path | RunSource] | Mapping[str, RunScores]
 
 def load_qrels(qrels: Qrels | QrelsResult | str | Path) -> Qrels:
     """Qrels from a dict, the result of :func:`~rubric.evaluate.qrels.build_qrels` or a file."""
-    if isinstance(qrels, QrelsResult):
-        return qrels.to_dict()
     if isinstance(qrels, dict):
         return qrels
-    if not isinstance(qrels, str | os.PathLike):
-        raise expected("qrels", "a qrels file, rubric.qrels's result or {qid: {docid: label}}", qrels)
-    return read_qrels(qrels)
+    if isinstance(qrels, str | os.PathLike):
+        return read_qrels(qrels)
+    from rubric.evaluate.qrels import QrelsResult  # here: it loads pydantic, which scoring never needs
+
+    if isinstance(qrels, QrelsResult):
+        return qrels.to_dict()
+    raise expected("qrels", "a qrels file, rubric.qrels's result or {qid: {docid: label}}", qrels)
 
 
 def as_runs(runs: object) -> list[Run | str | Path | RunSource]:
