@@ -11,6 +11,7 @@ subpackages form the floors of :data:`LAYERS`, where an import only ever points 
 from __future__ import annotations
 
 import ast
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -199,3 +200,22 @@ def test_start_up_imports_nothing_heavy(code):
         check=True,
     )
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_a_command_line_loads_only_its_own_phase():
+    """`rubric evaluate leaderboard ...` imports rubric.cli.evaluate, not the modules of the
+    other phases (a third of the start-up of every call); `rubric --help` needs them all."""
+    probe = (
+        "import json, sys; from rubric.cli.main import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(json.dumps([m for m in sys.modules if m.startswith('rubric.cli.')]), file=sys.stderr)"
+    )
+    loaded = {}
+    for args in (["evaluate", "leaderboard", "--help"], ["--help"]):
+        out = subprocess.run(
+            [sys.executable, "-c", probe, *args], capture_output=True, text=True, env={"PYTHONPATH": str(SRC)}
+        )
+        loaded[args[0]] = set(json.loads(out.stderr.strip().splitlines()[-1]))
+    phases = {f"rubric.cli.{p}" for p in ("convert", "bank", "grade", "verify", "evaluate", "prompts")}
+    assert loaded["evaluate"] & phases == {"rubric.cli.evaluate"}
+    assert loaded["--help"] >= phases

@@ -52,16 +52,21 @@ IN_PLACE = {
 
 
 @functools.cache
-def _cli() -> Any:
+def _whole_cli() -> Any:
     from rubric.cli.main import command
 
     return command()
 
 
+def _cli(args: list[str] | None = None) -> Any:
+    """The whole command tree, whatever the command line (``main`` asks for its phase's)."""
+    return _whole_cli()
+
+
 @pytest.fixture(autouse=True)
 def _one_command_tree(monkeypatch):
-    """The real ``main`` with the command tree built once: building it from the Typer app is 0.19 s
-    of the 0.22 s of each in-process call, and these are several hundred calls."""
+    """The real ``main`` with the command tree built once: building it from the Typer app is most
+    of each in-process call, and these are several hundred calls."""
     monkeypatch.setattr("rubric.cli.main.command", _cli)
 
 

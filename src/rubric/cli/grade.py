@@ -8,27 +8,14 @@ imported here at module level (``rubric --help`` stays fast); torch loads inside
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
-from typer.core import TyperGroup
 
 from rubric.cli import choices
 from rubric.cli import options as opt
-from rubric.cli.common import OutputPath, info, phase_app, updates_in_place
+from rubric.cli.common import DefaultCommandGroup, OutputPath, info, phase_app, updates_in_place
 from rubric.cli.rag_nuggets import assign_command
-
-
-class DefaultCommandGroup(TyperGroup):
-    """A group whose first argument, when it names no subcommand, belongs to ``exam``."""
-
-    default_command = "exam"
-
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
-            args = [self.default_command, *args]
-        return super().parse_args(ctx, args)
-
 
 app = phase_app(
     "Grade passages with an LLM: exam questions / nuggets of a test bank (default command "

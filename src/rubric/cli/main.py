@@ -13,34 +13,35 @@ are rewritten first (:mod:`rubric.cli.renames`), with a note on stderr.
 
 from __future__ import annotations
 
+import importlib
 import os
 import signal
 import sys
+from collections.abc import Iterable
+from functools import cache
+from types import ModuleType
 from typing import Annotated, Any
 
 import typer
 
 from rubric import __version__
-from rubric.cli import bank, convert, evaluate, grade, prompts, verify
 from rubric.cli.common import flag, guard_outputs, phase_app, show_log
 from rubric.cli.renames import Spellings, modernize
 from rubric.errors import UserError, printable
 
-PHASES = {
-    "convert": convert,
-    "bank": bank,
-    "grade": grade,
-    "verify": verify,
-    "evaluate": evaluate,
-    "prompts": prompts,
+#: The phase groups, in the order ``rubric --help`` lists them, and the modules that define them.
+PHASE_MODULES = {
+    "convert": "rubric.cli.convert",
+    "bank": "rubric.cli.bank",
+    "grade": "rubric.cli.grade",
+    "verify": "rubric.cli.verify",
+    "evaluate": "rubric.cli.evaluate",
+    "prompts": "rubric.cli.prompts",
 }
-
-app = phase_app(
+_SUMMARY = (
     "Evaluate retrieval, generation and RAG systems with LLM-graded rubrics "
     "(RUBRIC / EXAM++ / AutoNuggetizer).\n\n"
-    "Phases: convert -> bank -> grade -> verify / evaluate. Files are gzip JSON lines.",
-    name="rubric",
-    add_completion=True,  # --install-completion / --show-completion: options and their choices
+    "Phases: convert -> bank -> grade -> verify / evaluate. Files are gzip JSON lines."
 )
 
 
@@ -50,7 +51,6 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
@@ -59,16 +59,50 @@ def _root(
     """Evaluate retrieval, generation and RAG systems with LLM-graded rubrics."""
 
 
-def _register_phases() -> None:
-    for phase, module in PHASES.items():
-        for command in module.app.registered_commands:
-            command.callback = guard_outputs(command.callback)
-        app.add_typer(module.app, name=phase)
+@cache
+def phase_module(phase: str) -> ModuleType:
+    """The module of a phase group, imported once, its commands wrapped by
+    :func:`~rubric.cli.common.guard_outputs`."""
+    module = importlib.import_module(PHASE_MODULES[phase])
+    for command in module.app.registered_commands:
+        command.callback = guard_outputs(command.callback)
+    return module
 
 
-_register_phases()
-# Each group's command names, for the rewrite of old option spellings.
-COMMANDS = {phase: {c.name or "" for c in module.app.registered_commands} for phase, module in PHASES.items()}
+def build_app(phases: Iterable[str] = PHASE_MODULES) -> typer.Typer:
+    """The ``rubric`` Typer app with these phase groups (all of them: the whole CLI)."""
+    root = phase_app(
+        _SUMMARY,
+        name="rubric",
+        add_completion=True,  # --install-completion / --show-completion: options and their choices
+    )
+    root.callback()(_root)
+    for phase in phases:
+        root.add_typer(phase_module(phase).app, name=phase)
+    return root
+
+
+def commands_of(phases: Iterable[str]) -> dict[str, set[str]]:
+    """Each group's command names, for the rewrite of old option spellings."""
+    return {p: {c.name or "" for c in phase_module(p).app.registered_commands} for p in phases}
+
+
+def __getattr__(name: str) -> Any:
+    """``app`` (the whole CLI), ``PHASES`` ({phase: module}) and ``COMMANDS``
+    (:func:`commands_of` every phase), made when first asked for: a command line loads only its
+    own phase (:func:`command`)."""
+    if name == "app":
+        return _whole_app()
+    if name == "PHASES":
+        return {phase: phase_module(phase) for phase in PHASE_MODULES}
+    if name == "COMMANDS":
+        return commands_of(PHASE_MODULES)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@cache
+def _whole_app() -> typer.Typer:
+    return build_app()
 
 
 class Terminated(BaseException):
@@ -99,13 +133,19 @@ def _quiet_stdout() -> None:
     os.dup2(devnull, sys.stdout.fileno())
 
 
-def command() -> Any:
-    """The click command of the app, with plain metavars and whole one-line summaries."""
+def command(args: list[str] | None = None) -> Any:
+    """The click command of the app, with plain metavars and whole one-line summaries. For a
+    command line (``args``) that names a phase first, only that phase is loaded: the other
+    phases' modules (and their options, about a third of a second of start-up together) are
+    not imported."""
     import typer.main
 
     from rubric.cli.common import plain_metavars
 
-    return plain_metavars(typer.main.get_command(app))
+    phases = [args[0]] if args and args[0] in PHASE_MODULES else PHASE_MODULES
+    return plain_metavars(
+        typer.main.get_command(_whole_app() if phases is PHASE_MODULES else build_app(phases))
+    )
 
 
 def spellings(cli: Any, name: tuple[str, str]) -> Spellings:
@@ -124,8 +164,9 @@ def main() -> None:
     signal.signal(signal.SIGTERM, _terminate)
     show_log()
     try:
-        cli = command()
-        args = modernize(sys.argv[1:], COMMANDS, options=lambda name: spellings(cli, name))
+        cli = command(sys.argv[1:])
+        loaded = [p for p in PHASE_MODULES if p in getattr(cli, "commands", {})]
+        args = modernize(sys.argv[1:], commands_of(loaded), options=lambda name: spellings(cli, name))
         code = cli(args=args, standalone_mode=False)
     except UserError as e:  # a message may quote a file: its control characters are shown, not run
         print(f"rubric: error: {printable(e.spelled(flag))}", file=sys.stderr)

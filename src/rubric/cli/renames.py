@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 
-from rubric.cli.grade import DefaultCommandGroup
+from rubric.cli.common import DefaultCommandGroup
 
 # The release that drops every spelling in RENAMED (the note says so).
 REMOVED_IN = "0.3.0"
