@@ -349,9 +349,7 @@ def _stretches(text: bytes, bytes64: np.ndarray, starts: np.ndarray) -> Stretche
     lines = np.diff([0, *(b for _, _, b in found)])
     per_line = np.repeat(lengths, lines)
     seen = _words(bytes64, starts, per_line)
-    if seen is None or seen.shape[1] == 1 and lengths.max() > 8:
-        return None
-    if not np.array_equal(seen, np.repeat(expected[:, : seen.shape[1]], lines, axis=0)):
+    if seen is None or not np.array_equal(seen, np.repeat(expected[:, : seen.shape[1]], lines, axis=0)):
         return None
     return found
 

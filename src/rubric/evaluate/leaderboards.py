@@ -72,6 +72,14 @@ def as_runs(runs: object) -> list[Run | str | Path | RunSource]:
     raise expected("runs", "run files or folders, Run objects or {name: {qid: {docid: score}}}", runs)
 
 
+def _size(path: Path) -> int:
+    """A run file's size in bytes (0 if it cannot be read: its reader then says why)."""
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
 def _read_columns(job: tuple[Path, str | None, frozenset[str] | None]) -> RunColumns:
     path, name, queries = job
     return read_run_columns(path, name=name, queries=queries)
@@ -96,6 +104,7 @@ def load_run_columns(
 
         from rubric.data.trec import quiet_worker
 
+        files.sort(key=lambda i: -_size(jobs[i][0]))  # largest first: no long run left for last
         with ProcessPoolExecutor(workers, initializer=quiet_worker) as pool:
             read.update(zip(files, pool.map(_read_columns, [jobs[i] for i in files]), strict=True))
     out = []
@@ -279,6 +288,7 @@ def score_runs(
     if workers > 1 and len(files) >= 4:
         from concurrent.futures import ProcessPoolExecutor
 
+        files.sort(key=lambda item: -_size(item[1][0]))  # largest first: no long run left for last
         with ProcessPoolExecutor(workers, initializer=_start_worker, initargs=(scoring,)) as pool:
             for (i, _), result in zip(files, pool.map(_score_file, [job for _, job in files]), strict=True):
                 found[i] = result
