@@ -24,6 +24,7 @@ from pathlib import Path
 from rubric.data.files import read_text, text_lines
 from rubric.data.json_line import load_json
 from rubric.data.query_selection import QuerySelection
+from rubric.data.run_columns import RunColumns
 from rubric.data.trec import (
     NAME_FROM,
     Qrels,
@@ -31,10 +32,10 @@ from rubric.data.trec import (
     RunSource,
     expand_paths,
     read_qrels,
-    read_runs,
     run_sources,
 )
 from rubric.errors import UserError, expected, one_of
+from rubric.evaluate.leaderboards import load_run_columns
 from rubric.evaluate.measures import parse_measures
 from rubric.evaluate.report import Rendered, Report
 from rubric.evaluate.score_tables import is_number
@@ -260,7 +261,7 @@ def correlate(
 
 # --- the sweep ---------------------------------------------------------------------------------
 
-_SWEEP_RUNS: list[Run] = []
+_SWEEP_RUNS: list[Run | RunColumns] = []
 
 
 def _sweep_cell(job: tuple) -> dict[tuple[str, int], dict[str, float]]:
@@ -269,7 +270,10 @@ def _sweep_cell(job: tuple) -> dict[tuple[str, int], dict[str, float]]:
     out: dict[tuple[str, int], dict[str, float]] = {}
     for level in levels:
         evaluator = Evaluator(qrels, ms, TrecEvalSettings(level=level, complete=complete))
-        results = [evaluator.evaluate(r.scores, r.name) for r in _SWEEP_RUNS]
+        results = [
+            evaluator.evaluate(r) if isinstance(r, RunColumns) else evaluator.evaluate(r.scores, r.name)
+            for r in _SWEEP_RUNS
+        ]
         for m in ms:
             out[(m.label, level)] = {res.run: res.summary(m) for res in results}
     return out
@@ -343,7 +347,7 @@ def sweep(
         chosen.check_present(q, str(p))
     if runs and not isinstance(runs[0], Run):
         wanted = set().union(*(q.keys() for q in qrels_all.values()))
-        runs = read_runs(runs, queries=wanted)
+        runs = load_run_columns(runs, queries=wanted)  # type: ignore[assignment]
     ranked = [r for r in runs if r.name in off.values]
     jobs = [(qrels_all[p], ms, levels, complete) for p in qrels_paths]
     global _SWEEP_RUNS
@@ -372,14 +376,20 @@ def sweep(
     return Sweep(rows, only_ours, first.only_official, notes)
 
 
-def _unranked_notes(runs: list[Run], qrels_all: dict[Path, Qrels], *, complete: bool) -> list[str]:
+def _ranked_queries(run: Run | RunColumns) -> set[str]:
+    return set(run.queries) if isinstance(run, RunColumns) else {q for q, docs in run.scores.items() if docs}
+
+
+def _unranked_notes(
+    runs: list[Run | RunColumns], qrels_all: dict[Path, Qrels], *, complete: bool
+) -> list[str]:
     """Runs that rank nothing for some queries of the qrels files (one line per set of queries)."""
     by_queries: dict[frozenset[str], list[Path]] = {}
     for path, qrels in qrels_all.items():
         by_queries.setdefault(frozenset(q for q, docs in qrels.items() if docs), []).append(path)
     notes = []
     for queries, paths in by_queries.items():
-        short = [(r.name, sum(not r.scores.get(q) for q in queries)) for r in runs]
+        short = [(r.name, len(queries - _ranked_queries(r))) for r in runs]
         short = [(name, n) for name, n in short if n]
         if short:
             where = str(paths[0]) if len(paths) == 1 else f"{len(paths)} qrels files"
