@@ -26,13 +26,17 @@ $(VENV)/.installed: pyproject.toml
 TEST_WORKERS ?= auto
 PYTEST := $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal
 
-# --durations=25: the run's log says where its time went (CI keeps it).
+# --durations=25: the run's log says where its time went (CI keeps it). The sources are compiled
+# first: where PYTHONDONTWRITEBYTECODE is set (CI images), each of the tests' CLI child processes
+# would otherwise compile every module it imports.
 test: venv
+	$(BIN)/python -m compileall -q src
 	$(PYTEST) --durations=25
 
 # The quick loop while working: no test marked slow, no validation on real data. A test is slow
 # when marked so, or when tests/durations.tsv measured it at 5 s or more (tests/helpers/tiers.py).
 test-fast: venv
+	$(BIN)/python -m compileall -q src
 	$(PYTEST) -m "not slow" --ignore=tests/validation --durations=10
 
 # tests/durations.tsv again, from one whole-suite run (about the time of `make test`).

@@ -209,6 +209,8 @@ def main() -> None:
         help="runs of each row given to ranx and ir_measures (default: 3; 0: skip them)",
     )
     args = parser.parse_args()  # fmt: skip
+    # compiled as pip installs it: with PYTHONDONTWRITEBYTECODE set, every start would compile
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "src")], check=True)
     print(f"{os.cpu_count()} cores; load {load()}")
     rows = args.rows.split(",")
     if "rag" in rows:

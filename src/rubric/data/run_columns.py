@@ -1,21 +1,25 @@
 """A run file as columns: query blocks, document ids and float32 scores, in trec_eval's order.
 
 :func:`read_run_columns` parses a run with numpy over its bytes, never making a Python object per
-line: line ends and blanks are found with vector comparisons, the query id, document id and score
-of every line are cut out as fixed-width byte rows, and the scores are converted in bulk by
-numpy's cast of byte strings to double (correctly rounded, as ``strtod``), then to float32.
-Each query's lines are then ordered as trec_eval 9.x ranks them: score as a 32-bit float
-descending, ties by document id descending (byte order, ``strcmp``).
+line. The line ends are found first, then the stretch of lines of each query (galloping over the
+line starts in Python, a few thousand comparisons, then every line start checked at once as
+64-bit words); when some queries are not wanted (the 157 unjudged of a TREC DL run's 200), only
+the wanted stretches are read further. One scan then finds every line's blanks, the document id
+and score of every line are cut out as unaligned 64-bit words, and the scores are read by column
+arithmetic (:func:`parse_scores`: exact to C's ``(float) atof``). Each query's lines are then
+ordered as trec_eval 9.x ranks them: score as a 32-bit float descending, ties by document id
+descending (byte order, ``strcmp``); a run written best first re-sorts only its ties.
 
-Only files in the layout every TREC tool writes take this path: one blank between the first six
-columns, ``\\n`` line ends, no comments, blank or indented lines. Any other file, and any file
-with an error, is read by :func:`~rubric.data.trec.read_run` (the line reader), so the errors
-(``file:line``, exit 2) and the accepted inputs are the line reader's, whichever path is taken.
+Only files in the layout every TREC tool writes take this path: one blank or tab between fields,
+six or more fields, ``\\n`` line ends, no comments, blank or indented lines, no control bytes
+or other whitespace. Any other file, and any file with an error, is read by
+:func:`~rubric.data.trec.read_run` (the line reader), so the errors (``file:line``, exit 2) and
+the accepted inputs are the line reader's, whichever path is taken.
 
 Why numpy and not pyarrow or polars: their CSV readers want one separator character and no
 ragged lines, so they would need this fallback too; and after parsing, the work (qrels lookup,
-ranking, measures) is array arithmetic that numpy already does. numpy reads a 301k-line run in
-about the time pyarrow's reader takes, without a new core dependency (docs/ARCHITECTURE.md).
+ranking, measures) is array arithmetic that numpy already does, without a new core dependency
+(docs/ARCHITECTURE.md).
 """
 
 from __future__ import annotations
