@@ -219,3 +219,25 @@ def test_rankings_are_trec_eval_s_order_whatever_the_file_s_order(tmp_path_facto
         docs = [d.decode() for d in run.docs[run.block(i)]]
         got = list(zip(run.scores[run.block(i)].tolist(), docs, strict=True))
         assert got == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1 Q 1 1 5 t\n",  # the shortest line there is, alone
+        "1 Q 1 1 5 t",  # without its line end
+        "1 Q0 a 1 0.5 t\n1 Q 1 1 5 t\n",  # a short last line after a longer one
+        "q123456789012 Q0 a 1 0.5 t\nq123456789012 Q b 2 4 t\n",  # a long query id, short last line
+        "1 Q0 a-long-document-id-of-forty-bytes-0000 1 0.5 t\n1 Q b 2 4 t\n",  # long words first
+        "1 Q0 d 1 " + "1" * 30 + ".5 t\n",  # a score longer than what comes before it
+        "10 Q0 d1 1 1.5 t\n2 Q0 d2 1 0.5 t\n10 Q0 d3 2 0.5 t\n",  # a query's lines apart
+    ],
+)
+@pytest.mark.parametrize("keep", [None, frozenset({"1", "10"})])
+def test_words_near_the_ends_of_the_text_are_read_as_the_line_reader_reads(tmp_path, text, keep):
+    """Fields are read as 64-bit words from the text itself: the first and last bytes of a file,
+    and short last lines, must not shift what is read."""
+    path = tmp_path / "run.txt"
+    path.write_text(text)
+    ours, theirs = _both(path, keep)
+    assert _same(ours, theirs)

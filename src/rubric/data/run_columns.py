@@ -136,23 +136,26 @@ def _words(
     """Each field ``starts[i]`` + ``lengths[i]`` bytes as one row of 64-bit words (``(n, k)``,
     the bytes in order in memory), zero-padded after the field, or before it when ``right``
     (right-aligned: a field's last byte is the row's last). The words are read unaligned from
-    ``bytes64``, a view of the text at every byte offset that ends in at least
-    :data:`_WIDEST_FIELD` + 8 zero bytes (a right-aligned word starting before the text lies
-    wholly before its field, which starts at byte 8 at the earliest, and is masked out).
-    None if a field is wider than :data:`_WIDEST_FIELD`."""
+    ``bytes64`` (:func:`_unaligned_words`); a word that would start past the text's end or
+    before its start is read at the end or the start instead: it lies wholly outside its field
+    (fields start at byte 8 at the earliest and have 7 bytes after them, see :func:`_parse`)
+    and is masked out. None if a field is wider than :data:`_WIDEST_FIELD`."""
     width = int(lengths.max()) if lengths.size else 0
     if width > _WIDEST_FIELD:
         return None
     k = max(-(-width // 8), 1)
     out = np.empty((len(starts), k), np.uint64)
+    last = len(bytes64) - 1
     if right:
         ends = starts + lengths
         for j in range(k):
             kept = np.clip(lengths - 8 * (k - 1 - j), 0, 8)
-            out[:, j] = bytes64[ends - 8 * (k - j)] & _TAIL_MASKS[kept]
+            at = np.maximum(ends - 8 * (k - j), 0)  # a word before the text lies wholly before its field
+            out[:, j] = bytes64[at] & _TAIL_MASKS[kept]
     else:
         for j in range(k):
-            out[:, j] = bytes64[starts + 8 * j] & _BYTE_MASKS[np.clip(lengths - 8 * j, 0, 8)]
+            at = np.minimum(starts + 8 * j, last)  # a word past the end lies wholly past its field
+            out[:, j] = bytes64[at] & _BYTE_MASKS[np.clip(lengths - 8 * j, 0, 8)]
     return out
 
 
@@ -358,45 +361,64 @@ def _stretches(text: bytes, bytes64: np.ndarray, starts: np.ndarray) -> Stretche
     return found
 
 
-def _unaligned_words(buffer: np.ndarray, n: int) -> np.ndarray:
-    """The 64-bit word at each of the first ``n`` byte offsets of ``buffer`` (a strided view;
-    ``buffer`` must hold 8 bytes past ``n``)."""
+def _unaligned_words(buffer: np.ndarray) -> np.ndarray:
+    """The 64-bit word at every byte offset of ``buffer`` that has 8 bytes after it (a strided
+    view, nothing copied)."""
     words = np.frombuffer(buffer.data, np.uint64, count=len(buffer) // 8)
-    return np.lib.stride_tricks.as_strided(words, shape=(n,), strides=(1,))
+    return np.lib.stride_tricks.as_strided(words, shape=(len(buffer) - 7,), strides=(1,))
 
 
-def _parse(data: bytes, queries: Container[str] | None) -> Parsed | None:
+def _parse(data: bytes, queries: Container[str] | None, known: Stretches | None = None) -> Parsed | None:
     """The columns of a run file in the common layout, or None for the line reader.
 
-    The lines of each query are found first (:func:`_stretches`); if some queries are not
-    wanted, only the other lines are read further (43 of the 200 queries of a TREC DL run are
-    judged), unchecked (as trec_eval, which reads a bad number as 0). Then one scan finds the
-    blanks of every line, and the documents and scores are cut out as 64-bit words."""
-    if not data:
+    The lines of each query are found first (:func:`_stretches`, or ``known``); if some queries
+    are not wanted, only the other lines are read further (43 of the 200 queries of a TREC DL
+    run are judged), unchecked (as trec_eval, which reads a bad number as 0). Then one scan
+    finds the blanks of every line, and the documents and scores are cut out as 64-bit words.
+
+    The words are read from the text itself, not a copy: a word that starts inside a field
+    ends at most 7 bytes past it, and every field of a line in this layout has at least 7 bytes
+    after it (``" 1 5 t\\n"`` after a document id, the least there is). Lines not in it are
+    refused by :func:`_layout` or, in stretches of unwanted queries, not read."""
+    if len(data) < 8:
         return None
     text = data if data.endswith(b"\n") else data + b"\n"
-    buffer = np.frombuffer(text + bytes(_WIDEST_FIELD + 8), np.uint8)
-    arr = buffer[: len(text)]
+    arr = np.frombuffer(text, np.uint8)
     if arr.max() >= 128 and not _plain_utf8(text):
         return None
-    bytes64 = _unaligned_words(buffer, len(text) + _WIDEST_FIELD)
-    ends = np.flatnonzero(arr == _NL)
-    starts = np.empty_like(ends)
-    starts[0], starts[1:] = 0, ends[:-1] + 1
-    stretches = _stretches(text, bytes64, starts)
-    if queries is not None and stretches is not None and any(q not in queries for q, _, _ in stretches):
-        kept = [(int(starts[a]), int(ends[b - 1]) + 1) for q, a, b in stretches if q in queries]
-        first = text[: text.index(b"\n")].split()
-        try:
-            tag = first[5].decode() if len(first) >= 6 else None
-        except UnicodeDecodeError:
-            tag = None
-        parsed = _parse(b"".join(text[a:b] for a, b in kept), None) if kept else _EMPTY
-        return None if parsed is None or tag is None else (tag, *parsed[1:])
+    bytes64 = _unaligned_words(arr)
+    stretches = known
+    if stretches is None:
+        ends = np.flatnonzero(arr == _NL)
+        starts = np.empty_like(ends)
+        starts[0], starts[1:] = 0, ends[:-1] + 1
+        stretches = _stretches(text, bytes64, starts)
+        if queries is not None and stretches is not None and any(q not in queries for q, _, _ in stretches):
+            return _wanted_only(text, starts, ends, stretches, queries)
     layout = _layout(arr)
     if layout is None:
         return None
     return _columns(text, bytes64, layout, stretches, queries)
+
+
+def _wanted_only(
+    text: bytes, starts: np.ndarray, ends: np.ndarray, stretches: Stretches, queries: Container[str]
+) -> Parsed | None:
+    """The columns of the wanted queries' stretches alone (the run's tag from its first line)."""
+    first = text[: text.index(b"\n")].split()
+    try:
+        tag = first[5].decode() if len(first) >= 6 else None
+    except UnicodeDecodeError:
+        tag = None
+    kept = [(q, int(starts[a]), int(ends[b - 1]) + 1, b - a) for q, a, b in stretches if q in queries]
+    if not kept:
+        return None if tag is None else (tag, *_EMPTY[1:])
+    known, line = [], 0
+    for q, _, _, n in kept:
+        known.append((q, line, line + n))
+        line += n
+    parsed = _parse(b"".join(text[a:b] for _, a, b, _ in kept), None, known)
+    return None if parsed is None or tag is None else (tag, *parsed[1:])
 
 
 _EMPTY: Parsed = ("", [], np.zeros(1, np.int64), np.zeros(0, "S1"), np.zeros(0, np.float32))
