@@ -168,17 +168,15 @@ def openai_server():
         yield server
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests measured at SLOW_SECONDS or more (tests/durations.tsv) are marked slow; under
-    pytest-xdist the longest test files start first on every worker
-    (:func:`~helpers.tiers.balanced_order`)."""
-    from helpers.tiers import balanced_order, read_durations, slow_ids
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests measured at SLOW_SECONDS or more (tests/durations.tsv) are marked slow, and test
+    files run longest first (:func:`~helpers.tiers.longest_modules_first`)."""
+    from helpers.tiers import longest_modules_first, read_durations, slow_ids
 
     times = read_durations()
     slow = slow_ids(times)
     for item in items:
         if item.nodeid in slow and item.get_closest_marker("slow") is None:
             item.add_marker(pytest.mark.slow)
-    workers = getattr(config, "workerinput", {}).get("workercount", 1)
-    order = balanced_order([item.nodeid for item in items], times, workers)
+    order = longest_modules_first([item.nodeid for item in items], times)
     items[:] = [items[i] for i in order]

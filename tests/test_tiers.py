@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from helpers import ROOT
-from helpers.tiers import DURATIONS, SLOW_SECONDS, balanced_order, read_durations, slow_ids
+from helpers.tiers import DURATIONS, SLOW_SECONDS, longest_modules_first, read_durations, slow_ids
 
 OUTPUT = """\
 ============================= slowest durations ==============================
@@ -56,14 +56,9 @@ def test_the_committed_file_marks_tests_slow(request):
     assert here not in slow and request.node.get_closest_marker("slow") is None
 
 
-def test_long_test_files_start_first_in_every_worker_s_share():
-    """Two workers: xdist gives the first half of the order to one and the rest to the other;
-    the two long files (50 s and 40 s) each open a share, the 30 s one joins the lighter."""
-    nodes = [f"light{i}.py::t" for i in range(6)] + ["a.py::t1", "a.py::t2", "b.py::t", "c.py::t"]
-    times = {"a.py::t1": 30.0, "a.py::t2": 20.0, "b.py::t": 40.0, "c.py::t": 30.0}
-    order = [nodes[i] for i in balanced_order(nodes, times, workers=2)]
-    first, second = order[:5], order[5:]
-    assert first[:2] == ["a.py::t1", "a.py::t2"] and second[:2] == ["b.py::t", "c.py::t"]
-    assert sorted(order) == sorted(nodes)
-    assert [n for n in order if n.startswith("light")] == [f"light{i}.py::t" for i in range(6)]
-    assert balanced_order(nodes, times, workers=1) == list(range(len(nodes)))
+def test_test_files_run_longest_first_each_whole_and_in_its_own_order():
+    nodes = ["a.py::t1", "a.py::t2", "b.py::t1", "c.py::t1", "b.py::t2", "c.py::t2"]
+    times = {"a.py::t1": 1.0, "b.py::t2": 30.0, "c.py::t1": 5.0, "c.py::t2": 5.0}
+    order = [nodes[i] for i in longest_modules_first(nodes, times)]
+    assert order == ["b.py::t1", "b.py::t2", "c.py::t1", "c.py::t2", "a.py::t1", "a.py::t2"]
+    assert [nodes[i] for i in longest_modules_first(nodes, {})] == sorted(nodes, key=lambda n: n[0])

@@ -15,8 +15,6 @@ from pathlib import Path
 
 #: A test this slow or slower is in the slow tier.
 SLOW_SECONDS = 5.0
-#: A test file this slow or slower starts at the front of a worker's share (:func:`balanced_order`).
-HEAVY_FILE_SECONDS = 20.0
 DURATIONS = Path(__file__).resolve().parents[1] / "durations.tsv"
 
 
@@ -37,36 +35,23 @@ def slow_ids(times: dict[str, float], threshold: float = SLOW_SECONDS) -> set[st
     return {node for node, seconds in times.items() if seconds >= threshold}
 
 
-def balanced_order(node_ids: list[str], times: dict[str, float], workers: int) -> list[int]:
-    """The positions of ``node_ids`` in running order for ``workers`` pytest-xdist workers.
+def longest_modules_first(node_ids: list[str], times: dict[str, float]) -> list[int]:
+    """The positions of ``node_ids`` in running order: whole test files, the longest (by their
+    tests' measured seconds) first, each file's tests in their own order.
 
-    xdist's ``worksteal`` gives each worker a contiguous share of the tests by count (the first
-    ``n // workers``, then the next share of what is left) and lets an idle worker take the back
-    half of another's queue. A long test queued behind others ends the run alone (the suite
-    once waited 80 s on one worker for the DL19 API tour). So the test files of 20 s or more
-    (by ``times``) are dealt to the shares longest first, each to the share with the least time
-    so far, and put at the front of their share; the other tests fill the shares in their own
-    order. Files stay whole where they fit, so a module fixture is made once per worker."""
-    modules: dict[str, list[int]] = {}
+    With pytest-xdist, a long test that starts last keeps one worker busy after the others are
+    done (the whole suite once waited 2 minutes on one SmolLM2 test); started first, it runs
+    while the other worker takes the short ones. Files stay whole, so a module fixture is made
+    once per worker as before."""
+    weight: dict[str, float] = {}
+    first: dict[str, int] = {}
     for i, node in enumerate(node_ids):
-        modules.setdefault(node.partition("::")[0], []).append(i)
-    weight = {m: sum(times.get(node_ids[i], 0.0) for i in tests) for m, tests in modules.items()}
-    heavy = sorted((m for m in modules if weight[m] >= HEAVY_FILE_SECONDS), key=lambda m: -weight[m])
-    if workers < 2 or not heavy:
-        return list(range(len(node_ids)))
-    shares: list[list[int]] = [[] for _ in range(workers)]
-    load = [0.0] * workers
-    for m in heavy:
-        k = load.index(min(load))
-        shares[k].extend(modules[m])
-        load[k] += weight[m]
-    light = [i for m, tests in modules.items() if m not in heavy for i in tests]
-    remaining, at = len(node_ids), 0
-    for k in range(workers):  # xdist's shares: the first n // workers, then of what is left
-        size = remaining // (workers - k)
-        remaining -= size
-        room = max(size - len(shares[k]), 0)
-        shares[k].extend(light[at : at + room])
-        at += room
-    shares[-1].extend(light[at:])
-    return [i for share in shares for i in share]
+        module = node.partition("::")[0]
+        weight[module] = weight.get(module, 0.0) + times.get(node, 0.0)
+        first.setdefault(module, i)
+
+    def key(i: int) -> tuple[float, int, int]:
+        module = node_ids[i].partition("::")[0]
+        return (-weight[module], first[module], i)
+
+    return sorted(range(len(node_ids)), key=key)
