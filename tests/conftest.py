@@ -169,14 +169,10 @@ def openai_server():
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests measured at SLOW_SECONDS or more (tests/durations.tsv) are marked slow, and test
-    files run longest first (:func:`~helpers.tiers.longest_modules_first`)."""
-    from helpers.tiers import longest_modules_first, read_durations, slow_ids
+    """Tests measured at SLOW_SECONDS or more (tests/durations.tsv) are marked slow."""
+    from helpers.tiers import read_durations, slow_ids
 
-    times = read_durations()
-    slow = slow_ids(times)
+    slow = slow_ids(read_durations())
     for item in items:
         if item.nodeid in slow and item.get_closest_marker("slow") is None:
             item.add_marker(pytest.mark.slow)
-    order = longest_modules_first([item.nodeid for item in items], times)
-    items[:] = [items[i] for i in order]

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from helpers import ROOT
-from helpers.tiers import DURATIONS, SLOW_SECONDS, longest_modules_first, read_durations, slow_ids
+from helpers.tiers import DURATIONS, SLOW_SECONDS, read_durations, slow_ids
 
 OUTPUT = """\
 ============================= slowest durations ==============================
@@ -54,11 +54,3 @@ def test_the_committed_file_marks_tests_slow(request):
     assert slow and all(times[node] >= SLOW_SECONDS for node in slow)
     here = "tests/test_tiers.py::test_the_committed_file_marks_tests_slow"
     assert here not in slow and request.node.get_closest_marker("slow") is None
-
-
-def test_test_files_run_longest_first_each_whole_and_in_its_own_order():
-    nodes = ["a.py::t1", "a.py::t2", "b.py::t1", "c.py::t1", "b.py::t2", "c.py::t2"]
-    times = {"a.py::t1": 1.0, "b.py::t2": 30.0, "c.py::t1": 5.0, "c.py::t2": 5.0}
-    order = [nodes[i] for i in longest_modules_first(nodes, times)]
-    assert order == ["b.py::t1", "b.py::t2", "c.py::t1", "c.py::t2", "a.py::t1", "a.py::t2"]
-    assert [nodes[i] for i in longest_modules_first(nodes, {})] == sorted(nodes, key=lambda n: n[0])

@@ -33,25 +33,3 @@ def read_durations(path: Path = DURATIONS) -> dict[str, float]:
 def slow_ids(times: dict[str, float], threshold: float = SLOW_SECONDS) -> set[str]:
     """The node ids at or over ``threshold`` seconds."""
     return {node for node, seconds in times.items() if seconds >= threshold}
-
-
-def longest_modules_first(node_ids: list[str], times: dict[str, float]) -> list[int]:
-    """The positions of ``node_ids`` in running order: whole test files, the longest (by their
-    tests' measured seconds) first, each file's tests in their own order.
-
-    With pytest-xdist, a long test that starts last keeps one worker busy after the others are
-    done (the whole suite once waited 2 minutes on one SmolLM2 test); started first, it runs
-    while the other worker takes the short ones. Files stay whole, so a module fixture is made
-    once per worker as before."""
-    weight: dict[str, float] = {}
-    first: dict[str, int] = {}
-    for i, node in enumerate(node_ids):
-        module = node.partition("::")[0]
-        weight[module] = weight.get(module, 0.0) + times.get(node, 0.0)
-        first.setdefault(module, i)
-
-    def key(i: int) -> tuple[float, int, int]:
-        module = node_ids[i].partition("::")[0]
-        return (-weight[module], first[module], i)
-
-    return sorted(range(len(node_ids)), key=key)
