@@ -497,14 +497,19 @@ def read_run_columns(
 
 def _plain_bytes(path: str | Path) -> bytes | None:
     """A regular uncompressed file's bytes in one read (``open_binary``'s buffered reader
-    copies them once more, 2-3 ms of an 8 MB run); None for gzip, pipes, standard input and
-    files that cannot be read (:func:`~rubric.data.files.open_binary` reads those and names the
-    error)."""
+    copies them once more, 2-3 ms of an 8 MB run); None for gzip (known from its first two
+    bytes, before the rest is read), pipes, standard input and files that cannot be read
+    (:func:`~rubric.data.files.open_binary` reads those and names the error)."""
+    if not is_regular_file(Path(path)):
+        return None
     try:
-        data = Path(path).read_bytes() if is_regular_file(Path(path)) else None
+        with open(path, "rb", buffering=0) as f:
+            if f.read(2) == GZIP_MAGIC:
+                return None
+            f.seek(0)
+            return f.readall()
     except OSError:
         return None
-    return None if data is None or data.startswith(GZIP_MAGIC) else data
 
 
 def columns_of(run: Run) -> RunColumns:
