@@ -142,10 +142,13 @@ def command(args: list[str] | None = None) -> Any:
 
     from rubric.cli.common import plain_metavars
 
-    phases = [args[0]] if args and args[0] in PHASE_MODULES else PHASE_MODULES
-    return plain_metavars(
-        typer.main.get_command(_whole_app() if phases is PHASE_MODULES else build_app(phases))
-    )
+    phases = phases_named(args)
+    return plain_metavars(typer.main.get_command(build_app(phases) if phases else _whole_app()))
+
+
+def phases_named(args: list[str] | None) -> list[str]:
+    """The phase a command line names first, as a list (empty: none, so the whole CLI)."""
+    return [args[0]] if args and args[0] in PHASE_MODULES else []
 
 
 def spellings(cli: Any, name: tuple[str, str]) -> Spellings:
@@ -165,8 +168,8 @@ def main() -> None:
     show_log()
     try:
         cli = command(sys.argv[1:])
-        loaded = [p for p in PHASE_MODULES if p in getattr(cli, "commands", {})]
-        args = modernize(sys.argv[1:], commands_of(loaded), options=lambda name: spellings(cli, name))
+        commands = commands_of(phases_named(sys.argv[1:]) or PHASE_MODULES)
+        args = modernize(sys.argv[1:], commands, options=lambda name: spellings(cli, name))
         code = cli(args=args, standalone_mode=False)
     except UserError as e:  # a message may quote a file: its control characters are shown, not run
         print(f"rubric: error: {printable(e.spelled(flag))}", file=sys.stderr)
