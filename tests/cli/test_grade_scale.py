@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import importlib.util
 import os
@@ -152,11 +153,24 @@ def worker_pids(parent: int) -> list[int]:
     """The spawned grading workers of ``parent`` (not multiprocessing's resource tracker)."""
     pids = []
     for task in Path(f"/proc/{parent}/task").iterdir():
-        for pid in (task / "children").read_text().split():
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-            if b"spawn_main" in cmdline:
-                pids.append(int(pid))
+        with contextlib.suppress(OSError):  # a thread or a child that ended meanwhile
+            for pid in (task / "children").read_text().split():
+                with contextlib.suppress(OSError):
+                    if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                        pids.append(int(pid))
     return pids
+
+
+def worker_number(pid: int) -> int | None:
+    """Which ``part-i-of-n`` worker ``pid`` is, from the part's lock file it holds open (None
+    before it has taken the lock)."""
+    with contextlib.suppress(OSError):  # it may have ended meanwhile
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            with contextlib.suppress(OSError):
+                name = os.readlink(fd).rsplit("/", 1)[-1]
+                if name.startswith("part-") and name.endswith(".lock"):
+                    return int(name.split("-")[1])
+    return None
 
 
 def gone(pid: int) -> bool:
@@ -185,20 +199,33 @@ def test_workers_die_with_their_parent_and_the_rerun_resumes(cli, tmp_path, setu
         env=root_conftest.cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
-        partials = [folder / f"part-{i}-of-2.jsonl.gz.partial" for i in (1, 2)]
+        # Each worker is frozen (SIGSTOP) as soon as its partial holds a finished query, so neither
+        # can finish its share while the other is still importing torch: on a fast machine one
+        # worker used to finish (its partial renamed) before the other had checkpointed.
+        frozen: dict[int, int] = {}  # worker number -> pid
         # A guard against a hang, not a bound on speed: on a loaded machine three processes
         # importing torch can take minutes before the first checkpoints.
         deadline = time.time() + 600
-        while (
-            time.time() < deadline
-            and proc.poll() is None
-            and not all(p.exists() and p.read_text().count("\n") >= 2 for p in partials)
-        ):
-            time.sleep(0.05)
-        assert proc.poll() is None, ("the command ended before its workers checkpointed", proc.stderr.read())
+        while time.time() < deadline and proc.poll() is None and len(frozen) < 2:
+            for pid in worker_pids(proc.pid):
+                number = worker_number(pid)
+                if number is None or number in frozen:
+                    continue
+                partial = folder / f"part-{number}-of-2.jsonl.gz.partial"
+                if partial.exists() and partial.read_text().count("\n") >= 2:  # header + a query
+                    os.kill(pid, signal.SIGSTOP)
+                    frozen[number] = pid
+            time.sleep(0.02)
+        assert proc.poll() is None and len(frozen) == 2, (
+            "the command ended before its workers checkpointed",
+            frozen,
+            proc.poll(),
+        )
         workers = worker_pids(proc.pid)
-        assert len(workers) == 2 and proc.poll() is None, (workers, proc.poll())
+        assert sorted(workers) == sorted(frozen.values()), (workers, frozen)
         os.kill(proc.pid, sig)
+        for w in workers:  # a running worker again, as it would be; a stopped one only dies of SIGKILL
+            os.kill(w, signal.SIGCONT)
         proc.wait(timeout=30)
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline and not all(gone(w) for w in workers):
@@ -217,6 +244,14 @@ def test_workers_die_with_their_parent_and_the_rerun_resumes(cli, tmp_path, setu
     single = tmp_path / "single.jsonl.gz"
     assert cli(*args, "-o", single).returncode == 0
     assert gzip.decompress(out.read_bytes()) == gzip.decompress(single.read_bytes())
+
+
+def cmdline(pid: int) -> bytes:
+    """The command line of ``pid``; empty once it has ended."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
 
 
 def descendants(pid: int) -> list[int]:
@@ -242,16 +277,26 @@ def test_ray_processes_die_with_the_driver(cli_subprocess, tmp_path, setup, sig)
     try:
         deadline = time.time() + 180
         tree: list[int] = []
+        shards: list[int] = []
         while time.time() < deadline and proc.poll() is None:
             tree = descendants(proc.pid)
-            shards = [p for p in tree if b"_ray_shard" in Path(f"/proc/{p}/cmdline").read_bytes()]
+            shards = [p for p in tree if b"_ray_shard" in cmdline(p)]
             if len(shards) == 2:
                 break
             time.sleep(0.2)
-        assert proc.poll() is None and len(tree) > 4
-        time.sleep(1)  # the watcher notes the processes every half second
+        # Frozen so that neither task can finish, and the driver with it, before the kill.
+        for p in shards:
+            os.kill(p, signal.SIGSTOP)
+        assert proc.poll() is None and len(tree) > 4 and len(shards) == 2, (proc.poll(), tree, shards)
+        # The watcher notes the processes every half second: every process of this snapshot has
+        # been noted by the time of the kill (one started later may not have been, so it is not
+        # in the snapshot either).
         tree = descendants(proc.pid)
+        time.sleep(1)
         os.kill(proc.pid, sig)
+        for p in shards:  # running again, as they would be; a stopped process only dies of SIGKILL
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(p, signal.SIGCONT)
         proc.wait(timeout=60)
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline and not all(gone(p) for p in tree):
