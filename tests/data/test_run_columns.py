@@ -55,7 +55,9 @@ SCORE_TEXTS = st.one_of(
         ["1", "-0", "0.0", "+3.5", ".5", "5.", "1E3", "2.5e-3", "00012.500", *_halfway_neighbours()]
     ),
 )
-LAYOUT = st.sampled_from(["plain", "tabs", "double blank", "trailing text", "comment", "crlf", "blank line"])
+LAYOUT = st.sampled_from(
+    ["plain", "tabs", "double blank", "trailing text", "comment", "crlf", "blank line", "a line apart"]
+)
 
 
 @st.composite
@@ -76,6 +78,9 @@ def run_texts(draw):
             sep = {"tabs": "\t", "double blank": "  "}.get(layout, " ")
             line = sep.join(cols) + (" extra words" if layout == "trailing text" else "")
             lines.append(line)
+    if layout == "a line apart" and len(lines) > 2:  # a query's line among another query's lines
+        moved = lines.pop(draw(st.integers(0, len(lines) - 1)))
+        lines.insert(draw(st.integers(0, len(lines))), moved)
     if layout == "comment":
         lines.insert(0, "# a comment")
     if layout == "blank line":
@@ -231,6 +236,10 @@ def test_rankings_are_trec_eval_s_order_whatever_the_file_s_order(tmp_path_facto
         "1 Q0 a-long-document-id-of-forty-bytes-0000 1 0.5 t\n1 Q b 2 4 t\n",  # long words first
         "1 Q0 d 1 " + "1" * 30 + ".5 t\n",  # a score longer than what comes before it
         "10 Q0 d1 1 1.5 t\n2 Q0 d2 1 0.5 t\n10 Q0 d3 2 0.5 t\n",  # a query's lines apart
+        # stretches of one length, and a line of query 1 inside query 2's, where the two probes
+        # at the last stretch's length do not look
+        "1 Q0 a 1 4 t\n1 Q0 b 2 3 t\n1 Q0 c 3 2 t\n1 Q0 d 4 1 t\n2 Q0 a 1 4 t\n2 Q0 b 2 3 t\n"
+        "1 Q0 e 5 0 t\n2 Q0 c 3 2 t\n10 Q0 a 1 1 t\n",
     ],
 )
 @pytest.mark.parametrize("keep", [None, frozenset({"1", "10"})])

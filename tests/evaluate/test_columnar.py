@@ -22,7 +22,8 @@ TREC_EVAL = [
 ]  # fmt: skip
 OURS = ["RR@3", "RR(rel=2)@10", "Judged@5", "ERR@10", "RR(rel=2,judged_only=True)@5"]
 
-DOCS = ["d0", "d1", "d2", "d10", "d3", "a", "b#1", "zz", "D2", "d22"]
+# ids of 8 bytes and fewer are matched as 64-bit words, longer ones as strings
+DOCS = ["d0", "d1", "d2", "d10", "d3", "a", "b#1", "zz", "D2", "d22", "d1234567", "doc-123456789"]
 # near-equal doubles that are one float32 (0.1 and 0.1 + 1e-9), -0.0 and 0.0, exact ties
 SCORES = [0.1, 0.1 + 1e-9, 0.30000001, 0.3, 1.0, 1.0 + 1e-8, -0.0, 0.0, -2.5, 7.0, 1e-7, 3.4e38]
 

@@ -83,6 +83,7 @@ class QrelsColumns:
     grades: list[np.ndarray]
     err_grade: int
     _counts: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    _words_of: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, qrels: Qrels) -> QrelsColumns:
@@ -102,12 +103,26 @@ class QrelsColumns:
         if i is None or not len(docs):
             return np.full(len(docs), NONPOOL, np.int64)
         judged, grades = self.docs[i], self.grades[i]
-        width = max(judged.dtype.itemsize, docs.dtype.itemsize)
-        judged, docs = judged.astype(f"S{width}"), docs.astype(f"S{width}")
+        if docs.dtype.itemsize <= 8 and judged.dtype.itemsize <= 8:  # ids of up to 8 bytes (MS MARCO v1)
+            judged, grades = self._words(i)
+            docs = (docs if docs.dtype.itemsize == 8 else docs.astype("S8")).view(np.uint64)
+        else:
+            width = max(judged.dtype.itemsize, docs.dtype.itemsize)
+            judged, docs = judged.astype(f"S{width}"), docs.astype(f"S{width}")
         at = np.minimum(np.searchsorted(judged, docs), len(judged) - 1)
         found = judged[at] == docs
         grade = grades[at]
         return np.where(found, np.where(grade >= 0, grade, UNJUDGED), NONPOOL)
+
+    def _words(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """Query ``i``'s judged ids of up to 8 bytes as sorted 64-bit words (zero-padded, so
+        equal words are equal ids, as numpy compares ``S`` strings: trailing NULs ignored), and
+        their grades: a sorted search of integers, several times faster than one of strings."""
+        if i not in self._words_of:
+            words = self.docs[i].astype("S8").view(np.uint64)
+            order = np.argsort(words, kind="stable")
+            self._words_of[i] = (words[order], self.grades[i][order])
+        return self._words_of[i]
 
     def counts(self, level: int) -> tuple[np.ndarray, np.ndarray]:
         """Per query: judged relevant (grade >= level) and judged non-relevant (0 <= grade < level)."""
