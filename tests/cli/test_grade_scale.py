@@ -149,15 +149,21 @@ def test_ray_options(cli, user_error, tmp_path, setup):
     assert not out.exists()
 
 
+def cmdline(pid: int) -> bytes:
+    """The command line of ``pid``; empty once it has ended."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 def worker_pids(parent: int) -> list[int]:
     """The spawned grading workers of ``parent`` (not multiprocessing's resource tracker)."""
     pids = []
     for task in Path(f"/proc/{parent}/task").iterdir():
-        with contextlib.suppress(OSError):  # a thread or a child that ended meanwhile
-            for pid in (task / "children").read_text().split():
-                with contextlib.suppress(OSError):
-                    if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes():
-                        pids.append(int(pid))
+        with contextlib.suppress(OSError):  # a thread that ended meanwhile
+            children = [int(pid) for pid in (task / "children").read_text().split()]
+            pids += [pid for pid in children if b"spawn_main" in cmdline(pid)]
     return pids
 
 
@@ -244,14 +250,6 @@ def test_workers_die_with_their_parent_and_the_rerun_resumes(cli, tmp_path, setu
     single = tmp_path / "single.jsonl.gz"
     assert cli(*args, "-o", single).returncode == 0
     assert gzip.decompress(out.read_bytes()) == gzip.decompress(single.read_bytes())
-
-
-def cmdline(pid: int) -> bytes:
-    """The command line of ``pid``; empty once it has ended."""
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return b""
 
 
 def descendants(pid: int) -> list[int]:

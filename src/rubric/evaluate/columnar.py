@@ -105,7 +105,7 @@ class QrelsColumns:
         judged, grades = self.docs[i], self.grades[i]
         if docs.dtype.itemsize <= 8 and judged.dtype.itemsize <= 8:  # ids of up to 8 bytes (MS MARCO v1)
             judged, grades = self._words(i)
-            docs = (docs if docs.dtype.itemsize == 8 else docs.astype("S8")).view(np.uint64)
+            docs = docs.astype("S8", copy=False).view(np.uint64)
         else:
             width = max(judged.dtype.itemsize, docs.dtype.itemsize)
             judged, docs = judged.astype(f"S{width}"), docs.astype(f"S{width}")
